@@ -1,0 +1,3 @@
+import { signetTestConfig } from '../vitest.shared.ts';
+
+export default signetTestConfig({ passWithNoTests: true });
