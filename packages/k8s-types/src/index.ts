@@ -9,4 +9,5 @@ export { type Fail, isObject, type JsonObject } from './fields.js';
 export * from './images.js';
 export * from './policy.js';
 export * from './policy-types.js';
+export * from './registration.js';
 export * from './workloads.js';
