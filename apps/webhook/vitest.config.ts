@@ -1,3 +1,3 @@
 import { signetTestConfig } from '../../vitest.shared.ts';
 
-export default signetTestConfig({ passWithNoTests: true });
+export default signetTestConfig({ testTimeout: 30_000 });

@@ -1,0 +1,78 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import type { Logger } from './logger.js';
+import type { CertificatePair } from './tls.js';
+
+export interface ServersOptions {
+  readonly admissionApp: Express;
+  readonly opsApp: Express;
+  readonly certificate: CertificatePair;
+  /** Admission (HTTPS) port; 0 picks a free one. */
+  readonly port: number;
+  /** Operations (plain HTTP) port; 0 picks a free one. */
+  readonly opsPort: number;
+  readonly host?: string;
+  readonly opsHost?: string;
+  readonly logger: Logger;
+}
+
+export interface RunningServers {
+  readonly port: number;
+  readonly opsPort: number;
+  /** Swaps the serving certificate for new connections. */
+  setCertificate(pair: CertificatePair): void;
+  /** Stops accepting, lets in-flight reviews finish (up to `graceMs`), then closes everything. */
+  close(graceMs?: number): Promise<void>;
+}
+
+function listen(server: HttpServer | HttpsServer, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: HttpServer | HttpsServer, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** Starts the HTTPS admission server and the plain-HTTP operations server. */
+export async function startServers(options: ServersOptions): Promise<RunningServers> {
+  const https = createHttpsServer(
+    { cert: options.certificate.cert, key: options.certificate.key, minVersion: 'TLSv1.2' },
+    options.admissionApp,
+  );
+  // A client that trickles headers or a body cannot hold a connection forever.
+  https.headersTimeout = 15_000;
+  https.requestTimeout = 40_000;
+  https.keepAliveTimeout = 65_000;
+  const ops = createHttpServer(options.opsApp);
+  ops.headersTimeout = 10_000;
+  ops.requestTimeout = 15_000;
+  const port = await listen(https, options.port, options.host ?? '0.0.0.0');
+  const opsPort = await listen(ops, options.opsPort, options.opsHost ?? options.host ?? '0.0.0.0');
+  options.logger.info({ port, opsPort }, 'listening');
+  return {
+    port,
+    opsPort,
+    setCertificate(pair) {
+      https.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' });
+    },
+    async close(graceMs = 10_000) {
+      await Promise.all([closeServer(https, graceMs), closeServer(ops, 1000)]);
+    },
+  };
+}
