@@ -1,0 +1,120 @@
+import {
+  type ClusterImagePolicy,
+  FieldError,
+  isObject,
+  POLICY_CONTROLLER_CONFIG_NAME,
+  type PolicyControllerConfig,
+  parseClusterImagePolicy,
+  parsePolicyControllerConfig,
+  parseTrustRoot,
+  type TrustRoot,
+} from '@signet/k8s-types';
+
+/** A Secret's data, decoded: what `secretRef` keys and pull secrets are read from. */
+export interface SecretData {
+  readonly namespace: string;
+  readonly name: string;
+  readonly type: string | undefined;
+  readonly data: Readonly<Record<string, Uint8Array>>;
+}
+
+/** Everything a policy source (a YAML file, or watches on a cluster) provides. */
+export interface PolicyObjects {
+  readonly policies: readonly ClusterImagePolicy[];
+  readonly trustRoots: readonly TrustRoot[];
+  readonly config: PolicyControllerConfig;
+  readonly secrets: readonly SecretData[];
+  /** Objects that could not be used, with the reason; the others still apply. */
+  readonly problems: readonly PolicyProblem[];
+}
+
+export interface PolicyProblem {
+  /** `ClusterImagePolicy/name`, or `document 3` when the object has no readable name. */
+  readonly object: string;
+  readonly message: string;
+  readonly cause?: unknown;
+}
+
+/** Decodes a Secret object (base64 `data`, plain `stringData`). */
+export function secretFromObject(object: Record<string, unknown>, fallbackNamespace: string): SecretData {
+  const metadata = isObject(object.metadata) ? object.metadata : {};
+  const name = typeof metadata.name === 'string' ? metadata.name : '';
+  if (name === '') throw new FieldError('INVALID_OBJECT', 'metadata.name', 'required string (in a Secret)');
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : fallbackNamespace;
+  const data: Record<string, Uint8Array> = {};
+  const label = `Secret/${namespace}/${name}`;
+  for (const [key, value] of Object.entries(isObject(object.data) ? object.data : {})) {
+    if (typeof value !== 'string')
+      throw new FieldError('INVALID_OBJECT', `data.${key}`, `must be a base64 string (in ${label})`);
+    data[key] = Buffer.from(value, 'base64');
+  }
+  for (const [key, value] of Object.entries(isObject(object.stringData) ? object.stringData : {})) {
+    if (typeof value !== 'string')
+      throw new FieldError('INVALID_OBJECT', `stringData.${key}`, `must be a string (in ${label})`);
+    data[key] = Buffer.from(value, 'utf8');
+  }
+  return { namespace, name, type: typeof object.type === 'string' ? object.type : undefined, data };
+}
+
+function labelOf(object: unknown, index: number): string {
+  if (isObject(object) && typeof object.kind === 'string' && isObject(object.metadata)) {
+    const name = object.metadata.name;
+    if (typeof name === 'string') return `${object.kind}/${name}`;
+  }
+  return `document ${index + 1}`;
+}
+
+/**
+ * Sorts a list of Kubernetes objects into what Signet uses: ClusterImagePolicies (v1beta1 and
+ * v1alpha1), TrustRoots, the `config-policy-controller` ConfigMap and Secrets. A bad object is
+ * reported in `problems` with its name and field path, and the rest still apply. Other kinds are
+ * ignored. The config is read before the policies, since `fail-on-empty-authorities` applies.
+ */
+export function collectPolicyObjects(objects: readonly unknown[], namespace: string): PolicyObjects {
+  const problems: PolicyProblem[] = [];
+  const report = (object: unknown, index: number, error: unknown) => {
+    problems.push({
+      object: labelOf(object, index),
+      message: error instanceof Error ? error.message : String(error),
+      cause: error,
+    });
+  };
+  let config = parsePolicyControllerConfig(undefined);
+  objects.forEach((object, index) => {
+    if (!isObject(object) || object.kind !== 'ConfigMap') return;
+    const metadata = isObject(object.metadata) ? object.metadata : {};
+    if (metadata.name !== POLICY_CONTROLLER_CONFIG_NAME) return;
+    try {
+      config = parsePolicyControllerConfig(object.data);
+    } catch (error) {
+      report(object, index, error);
+    }
+  });
+  const policies: ClusterImagePolicy[] = [];
+  const trustRoots: TrustRoot[] = [];
+  const secrets: SecretData[] = [];
+  objects.forEach((object, index) => {
+    if (object === null || object === undefined) return;
+    try {
+      if (!isObject(object)) throw new FieldError('INVALID_OBJECT', '', 'must be a Kubernetes object');
+      switch (object.kind) {
+        case 'ClusterImagePolicy':
+          policies.push(
+            parseClusterImagePolicy(object, { failOnEmptyAuthorities: config.failOnEmptyAuthorities }),
+          );
+          break;
+        case 'TrustRoot':
+          trustRoots.push(parseTrustRoot(object));
+          break;
+        case 'Secret':
+          secrets.push(secretFromObject(object, namespace));
+          break;
+        default:
+          break;
+      }
+    } catch (error) {
+      report(object, index, error);
+    }
+  });
+  return { policies, trustRoots, config, secrets, problems };
+}
