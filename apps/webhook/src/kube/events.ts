@@ -1,0 +1,63 @@
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../logger.js';
+import { withTimeout } from './deadline.js';
+
+export interface InvolvedObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid?: string;
+}
+
+/**
+ * Reports problems with policy objects as Kubernetes Events on the object (`kubectl describe cip
+ * NAME` shows them). Events of cluster-scoped objects live in `default`. The same message for the
+ * same object is reported once until it changes.
+ */
+export class PolicyEventRecorder {
+  readonly #core: CoreV1Api;
+  readonly #logger: Logger;
+  readonly #component: string;
+  readonly #last = new Map<string, string>();
+
+  constructor(kubeConfig: KubeConfig, logger: Logger, component = 'signet') {
+    this.#core = kubeConfig.makeApiClient(CoreV1Api);
+    this.#logger = logger;
+    this.#component = component;
+  }
+
+  /** Records a Warning event unless the same message was already recorded for this object. */
+  async warn(object: InvolvedObject, reason: string, message: string): Promise<void> {
+    const key = `${object.kind}/${object.name}`;
+    if (this.#last.get(key) === message) return;
+    this.#last.set(key, message);
+    const now = new Date();
+    try {
+      await withTimeout(
+        'creating an Event',
+        5000,
+        this.#core.createNamespacedEvent({
+          namespace: 'default',
+          body: {
+            metadata: { generateName: `${object.name}.` },
+            involvedObject: { ...object },
+            reason,
+            message: message.slice(0, 1024),
+            type: 'Warning',
+            source: { component: this.#component },
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+          },
+        }),
+      );
+    } catch (error) {
+      this.#logger.warn({ err: error, object: key }, 'could not record an Event');
+    }
+  }
+
+  /** Forgets an object's last message (it became valid or was deleted). */
+  clear(kind: string, name: string): void {
+    this.#last.delete(`${kind}/${name}`);
+  }
+}

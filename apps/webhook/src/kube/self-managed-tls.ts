@@ -1,0 +1,215 @@
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Secret,
+} from '@kubernetes/client-node';
+import {
+  createCertificateAuthority,
+  type IssuedCertificate,
+  issueServingCertificate,
+  renewalTime,
+} from '../certificates.js';
+import type { Logger } from '../logger.js';
+import type { CertificatePair } from '../tls.js';
+import { statusOf, withTimeout } from './deadline.js';
+
+export interface SelfManagedTlsOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  readonly namespace: string;
+  readonly secretName: string;
+  /** Service the API server calls; its DNS names go into the serving certificate. */
+  readonly serviceName: string;
+  /** Name of the Validating/MutatingWebhookConfiguration whose caBundle is kept in step. */
+  readonly webhookName: string;
+  readonly onCertificate: (pair: CertificatePair) => void;
+  readonly caValidDays?: number;
+  readonly certValidDays?: number;
+  /** How often the Secret is re-read and expiry checked (default 5 minutes). */
+  readonly checkEveryMs?: number;
+  readonly now?: () => Date;
+}
+
+interface Material {
+  readonly ca: IssuedCertificate;
+  readonly serving: IssuedCertificate;
+  /** PEM CA bundle for the webhook configurations (may hold the previous CA during a rotation). */
+  readonly bundle: string;
+}
+
+const KEYS = {
+  caCert: 'ca.crt',
+  caKey: 'ca.key',
+  cert: 'tls.crt',
+  key: 'tls.key',
+  bundle: 'ca-bundle.crt',
+} as const;
+
+/**
+ * Keeps a CA and a serving certificate in a Secret, shared by all replicas, renews both after
+ * two thirds of their lifetime (the bundle keeps the old CA during a CA rotation, so no API server
+ * call fails in between), and patches the caBundle of Signet's webhook configurations to match.
+ */
+export class SelfManagedTls {
+  readonly #o: SelfManagedTlsOptions;
+  readonly #core: CoreV1Api;
+  readonly #admission: AdmissionregistrationV1Api;
+  #timer: NodeJS.Timeout | undefined;
+  #current: Material | undefined;
+
+  constructor(options: SelfManagedTlsOptions) {
+    this.#o = options;
+    this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.#admission = options.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+  }
+
+  /** Ensures valid material exists and returns the serving pair; then keeps it fresh. */
+  async start(): Promise<CertificatePair> {
+    const material = await this.reconcile();
+    this.#timer = setInterval(() => {
+      this.reconcile().catch((error: unknown) =>
+        this.#o.logger.error({ err: error }, 'TLS reconcile failed'),
+      );
+    }, this.#o.checkEveryMs ?? 300_000);
+    this.#timer.unref();
+    return { cert: material.serving.cert, key: material.serving.key };
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** One pass: read, renew what is due, write, patch the webhook configurations. */
+  async reconcile(): Promise<Material> {
+    const now = this.#o.now?.() ?? new Date();
+    const stored = await this.#read();
+    let material = stored;
+    if (!material || renewalTime(material.ca.cert) <= now) {
+      const ca = await createCertificateAuthority(
+        `signet-webhook-ca.${this.#o.namespace}`,
+        this.#o.caValidDays ?? 1825,
+        now,
+      );
+      const bundle = material ? `${ca.cert.trim()}\n${material.ca.cert.trim()}\n` : ca.cert;
+      material = { ca, serving: await this.#issue(ca, now), bundle };
+    } else if (renewalTime(material.serving.cert) <= now) {
+      material = { ...material, serving: await this.#issue(material.ca, now) };
+    }
+    if (material !== stored) material = await this.#write(material, stored !== undefined);
+    await this.#patchWebhooks(material.bundle);
+    if (this.#current?.serving.cert !== material.serving.cert) {
+      this.#current = material;
+      this.#o.onCertificate({ cert: material.serving.cert, key: material.serving.key });
+    }
+    return material;
+  }
+
+  #issue(ca: IssuedCertificate, now: Date): Promise<IssuedCertificate> {
+    const { serviceName: s, namespace: n } = this.#o;
+    return issueServingCertificate(
+      ca,
+      [`${s}.${n}.svc`, `${s}.${n}.svc.cluster.local`, `${s}.${n}`, s],
+      this.#o.certValidDays ?? 365,
+      now,
+    );
+  }
+
+  async #read(): Promise<Material | undefined> {
+    let secret: V1Secret;
+    try {
+      secret = await withTimeout(
+        'reading the TLS Secret',
+        5000,
+        this.#core.readNamespacedSecret({ name: this.#o.secretName, namespace: this.#o.namespace }),
+      );
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw new Error(`cannot read TLS Secret ${this.#o.namespace}/${this.#o.secretName}`, { cause: error });
+    }
+    const data = secret.data ?? {};
+    const get = (key: string) => (data[key] ? Buffer.from(data[key], 'base64').toString('utf8') : '');
+    if (!get(KEYS.caCert) || !get(KEYS.caKey) || !get(KEYS.cert) || !get(KEYS.key)) return undefined;
+    const farFuture = new Date(8.64e15);
+    return {
+      ca: { cert: get(KEYS.caCert), key: get(KEYS.caKey), notAfter: farFuture },
+      serving: { cert: get(KEYS.cert), key: get(KEYS.key), notAfter: farFuture },
+      bundle: get(KEYS.bundle) || get(KEYS.caCert),
+    };
+  }
+
+  /** Writes the material; when another replica won the race, takes theirs instead. */
+  async #write(material: Material, exists: boolean): Promise<Material> {
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const body: V1Secret = {
+      metadata: {
+        name: this.#o.secretName,
+        namespace: this.#o.namespace,
+        labels: { 'app.kubernetes.io/name': 'signet' },
+      },
+      type: 'Opaque',
+      data: {
+        [KEYS.caCert]: b64(material.ca.cert),
+        [KEYS.caKey]: b64(material.ca.key),
+        [KEYS.cert]: b64(material.serving.cert),
+        [KEYS.key]: b64(material.serving.key),
+        [KEYS.bundle]: b64(material.bundle),
+      },
+    };
+    const { secretName: name, namespace } = this.#o;
+    try {
+      await withTimeout(
+        'writing the TLS Secret',
+        5000,
+        exists
+          ? this.#core.replaceNamespacedSecret({ name, namespace, body })
+          : this.#core.createNamespacedSecret({ namespace, body }),
+      );
+      this.#o.logger.info(
+        { secret: `${namespace}/${name}`, notAfter: material.serving.notAfter },
+        'issued a serving certificate',
+      );
+      return material;
+    } catch (error) {
+      if (statusOf(error) === 409) {
+        const theirs = await this.#read();
+        if (theirs) return theirs;
+      }
+      throw new Error(`cannot write TLS Secret ${namespace}/${name}`, { cause: error });
+    }
+  }
+
+  async #patchWebhooks(bundle: string): Promise<void> {
+    const caBundle = Buffer.from(bundle).toString('base64');
+    const name = this.#o.webhookName;
+    const kinds = [
+      {
+        kind: 'ValidatingWebhookConfiguration',
+        read: () => this.#admission.readValidatingWebhookConfiguration({ name }),
+        patch: (body: object[]) => this.#admission.patchValidatingWebhookConfiguration({ name, body }),
+      },
+      {
+        kind: 'MutatingWebhookConfiguration',
+        read: () => this.#admission.readMutatingWebhookConfiguration({ name }),
+        patch: (body: object[]) => this.#admission.patchMutatingWebhookConfiguration({ name, body }),
+      },
+    ];
+    for (const { kind, read, patch } of kinds) {
+      try {
+        const config = await withTimeout(`reading ${kind} ${name}`, 5000, read());
+        const ops = (config.webhooks ?? []).flatMap((hook, i) =>
+          hook.clientConfig.caBundle === caBundle
+            ? []
+            : [{ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle }],
+        );
+        if (ops.length > 0) {
+          await withTimeout(`patching ${kind} ${name}`, 5000, patch(ops));
+          this.#o.logger.info({ kind, name }, 'patched the webhook caBundle');
+        }
+      } catch (error) {
+        if (statusOf(error) === 404) continue;
+        throw new Error(`cannot update the caBundle of ${kind} ${name}`, { cause: error });
+      }
+    }
+  }
+}
