@@ -1,0 +1,181 @@
+// The validating decision table of the admission contract (../shared/design/admission-semantics.md):
+// admit without touching a registry, or the images that must be verified and the image fields
+// that may be pinned to digests. Pure: the request in, the decision out.
+import {
+  type AdmissionRequest,
+  controllerOf,
+  type ImageAt,
+  imagesOf,
+  type KubeObject,
+  pathString,
+  podSpecOf,
+  podTemplateOf,
+  scaleOf,
+  type WorkloadInfo,
+  workloadForKind,
+} from '@signet/k8s-types';
+import { semanticEqual } from './equality.js';
+import { changedImages } from './image-changes.js';
+import { jsonPointer } from './patch.js';
+
+/** Why a request is admitted without verification. */
+export type AdmitRule =
+  /** Not CREATE or UPDATE (never registered). */
+  | 'operation-not-covered'
+  /** Row 2: an UPDATE of `status` or `scale` (never registered). */
+  | 'status-or-scale-subresource'
+  /** A kind without a pod spec (never registered). */
+  | 'resource-not-covered'
+  /** Row 1: the old or new object has `metadata.deletionTimestamp`. */
+  | 'being-deleted'
+  /** Row 4: template semantically equal, scale lowered. */
+  | 'scale-down'
+  /** Row 4: template semantically equal, scale unchanged or no scale field. */
+  | 'template-unchanged'
+  /** Row 5: template equal, scale raised by the workload's controller owner; carries a warning. */
+  | 'owned-scale-up'
+  /** Row 8 (and row 10 with nothing added): no image field of the Pod changed. */
+  | 'pod-images-unchanged';
+
+/** Why images must be verified. */
+export type VerifyRule =
+  /** Row 3: CREATE of any covered kind; every image of the pod spec. */
+  | 'create'
+  /** Row 6: template equal, scale raised on a workload without a controller owner; every image. */
+  | 'top-level-scale-up'
+  /** Row 7: the template changed in any way; every image of the new template. */
+  | 'template-changed'
+  /** Row 9: a Pod UPDATE that changes image fields; the changed images only. */
+  | 'pod-images-changed'
+  /** Row 10: `pods/ephemeralcontainers`; the added (or changed) images only. */
+  | 'ephemeral-containers-added';
+
+/** One image field of the admitted object. */
+export interface ImageTarget extends ImageAt {
+  /** RFC 6901 pointer to the field, for JSON patches: `/spec/template/spec/containers/0/image`. */
+  readonly pointer: string;
+}
+
+export interface AdmitDecision {
+  readonly action: 'admit';
+  readonly rule: AdmitRule;
+  /** An admission warning to return (set for `owned-scale-up`). */
+  readonly warning?: string;
+}
+
+export interface VerifyDecision {
+  readonly action: 'verify';
+  readonly rule: VerifyRule;
+  /** Every image that must pass policy for the request to be admitted. */
+  readonly images: readonly ImageTarget[];
+  /**
+   * The image fields the mutating endpoint may pin to a digest: the images without one, and
+   * none for `top-level-scale-up`, whose template is unchanged (pinning it would start a
+   * rollout, is rejected for a Job's immutable template, and makes GitOps tools see drift).
+   */
+  readonly mutations: readonly ImageTarget[];
+}
+
+export type AdmissionDecision = AdmitDecision | VerifyDecision;
+
+export interface DecideOptions {
+  /** Plan digest pinning (tag -> tag@digest) for verified images; default true. */
+  readonly resolveDigests?: boolean;
+}
+
+/** Kubernetes defaults `spec.replicas` and `spec.parallelism` to 1 when they are absent. */
+const DEFAULT_SCALE = 1;
+
+/**
+ * Decides a parsed AdmissionRequest by the contract's table. Throws the `ObjectShapeError` of
+ * `@signet/k8s-types` when an object does not have the shape its kind requires.
+ */
+export function decideAdmission(request: AdmissionRequest, options: DecideOptions = {}): AdmissionDecision {
+  const { operation, subResource } = request;
+  if (operation !== 'CREATE' && operation !== 'UPDATE') return admit('operation-not-covered');
+  if (subResource === 'status' || subResource === 'scale') return admit('status-or-scale-subresource');
+  const info = workloadForKind(request.kind.group, request.kind.kind);
+  if (info === undefined) return admit('resource-not-covered');
+  const object: KubeObject = request.object ?? {};
+  const old = request.oldObject;
+  // An UPDATE always carries the old object; without one, verify as for a CREATE.
+  if (operation === 'CREATE' || old === null) return verify('create', info, targetsOf(info, object), options);
+  if (isBeingDeleted(old) || isBeingDeleted(object)) return admit('being-deleted');
+  if (info.templatePath === null) {
+    const changed = changedImages(
+      podSpecOf(info, old),
+      podSpecOf(info, object),
+      pathString(info.podSpecPath),
+    );
+    if (changed.length === 0) return admit('pod-images-unchanged');
+    const rule = subResource === 'ephemeralcontainers' ? 'ephemeral-containers-added' : 'pod-images-changed';
+    return verify(rule, info, changed, options);
+  }
+  return decideWorkloadUpdate(info, old, object, options);
+}
+
+function decideWorkloadUpdate(
+  info: WorkloadInfo,
+  old: KubeObject,
+  object: KubeObject,
+  options: DecideOptions,
+): AdmissionDecision {
+  if (!semanticEqual(podTemplateOf(info, old), podTemplateOf(info, object))) {
+    return verify('template-changed', info, targetsOf(info, object), options);
+  }
+  if (info.scalePath === null) return admit('template-unchanged');
+  const before = scaleOf(info, old) ?? DEFAULT_SCALE;
+  const after = scaleOf(info, object) ?? DEFAULT_SCALE;
+  if (after < before) return admit('scale-down');
+  if (after === before) return admit('template-unchanged');
+  const owner = controllerOf(object);
+  if (owner !== undefined) {
+    const scale = `${pathString(info.scalePath)} raised from ${before} to ${after}`;
+    return admit('owned-scale-up', ownedScaleUpWarning(info, object, scale, `${owner.kind}/${owner.name}`));
+  }
+  return verify('top-level-scale-up', info, targetsOf(info, object), options);
+}
+
+/** The warning of row 5: what was admitted unverified, and where verification still happens. */
+function ownedScaleUpWarning(info: WorkloadInfo, object: KubeObject, scale: string, owner: string): string {
+  const name = [object.metadata?.namespace, object.metadata?.name]
+    .filter((part) => part !== undefined)
+    .join('/');
+  return (
+    `${info.kind} ${name}: ${scale} by its controller ${owner}; admitted without verifying images, ` +
+    'each new Pod is verified when it is created'
+  );
+}
+
+function admit(rule: AdmitRule, warning?: string): AdmitDecision {
+  return warning === undefined ? { action: 'admit', rule } : { action: 'admit', rule, warning };
+}
+
+function verify(
+  rule: VerifyRule,
+  info: WorkloadInfo,
+  images: readonly ImageAt[],
+  options: DecideOptions,
+): VerifyDecision {
+  const targets = images.map((image) => targetOf(info, image));
+  const pin = options.resolveDigests !== false && rule !== 'top-level-scale-up';
+  const mutations = pin ? targets.filter((target) => !target.image.includes('@')) : [];
+  return { action: 'verify', rule, images: targets, mutations };
+}
+
+function targetsOf(info: WorkloadInfo, object: KubeObject): ImageAt[] {
+  return imagesOf(podSpecOf(info, object), pathString(info.podSpecPath));
+}
+
+function targetOf(info: WorkloadInfo, image: ImageAt): ImageTarget {
+  const field = image.field === 'volumes' ? ['image', 'reference'] : ['image'];
+  return {
+    ...image,
+    pointer: jsonPointer([...info.podSpecPath, image.field, String(image.index), ...field]),
+  };
+}
+
+function isBeingDeleted(object: KubeObject): boolean {
+  const timestamp = object.metadata?.deletionTimestamp;
+  return timestamp !== undefined && timestamp !== null;
+}

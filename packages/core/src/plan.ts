@@ -1,0 +1,39 @@
+// What the verifier has to do for a decision: for each image, the parsed reference and the
+// policies it must pass. Images that cannot be verified at all (invalid reference, no matching
+// policy) are settled here, so the verifier only ever sees real work.
+import type { AdmissionDecision, ImageTarget } from './decide.js';
+import { InvalidReferenceError } from './errors.js';
+import { type CompiledPolicy, type MatchSubject, matchPolicies, type PolicySet } from './match.js';
+import { type ImageReference, parseReference } from './reference.js';
+import type { ImageVerdict } from './verdict.js';
+
+export type ImageCheck =
+  /** Verify `reference` against every policy (all must pass); report one `PolicyVerdict` each. */
+  | {
+      readonly kind: 'verify';
+      readonly target: ImageTarget;
+      readonly reference: ImageReference;
+      readonly policies: readonly CompiledPolicy[];
+    }
+  /** Nothing to verify; pass the verdict on as it is. */
+  | { readonly kind: 'settled'; readonly verdict: ImageVerdict };
+
+/** One check per image of a `verify` decision, in the decision's order; none for `admit`. */
+export function planChecks(decision: AdmissionDecision, set: PolicySet, subject: MatchSubject): ImageCheck[] {
+  if (decision.action === 'admit') return [];
+  return decision.images.map((target) => checkFor(target, set, subject));
+}
+
+function checkFor(target: ImageTarget, set: PolicySet, subject: MatchSubject): ImageCheck {
+  const { path, image } = target;
+  let reference: ImageReference;
+  try {
+    reference = parseReference(image);
+  } catch (error) {
+    if (!(error instanceof InvalidReferenceError)) throw error;
+    return { kind: 'settled', verdict: { path, image, outcome: { kind: 'invalid-reference', error } } };
+  }
+  const match = matchPolicies(set, reference, subject);
+  if (match.kind === 'no-match') return { kind: 'settled', verdict: { path, image, outcome: match } };
+  return { kind: 'verify', target, reference, policies: match.policies };
+}

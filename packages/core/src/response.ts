@@ -1,0 +1,137 @@
+// AdmissionResponses for the validating and the mutating endpoint, from a decision and, for the
+// validating one, the verifier's verdicts. Deny and warning lines follow the contract's format:
+// `<field path> <image>: policy "<name>" (<mode>): <reason> (<cause chain>)`.
+import type { AdmissionResponse, PolicyMode } from '@signet/k8s-types';
+import type { AdmissionDecision, ImageTarget } from './decide.js';
+import { describeCause, oneLine } from './describe.js';
+import { quote } from './errors.js';
+import { digestPatch } from './patch.js';
+import type { FailureKind, ImageVerdict, PolicyVerdict, VerificationFailure } from './verdict.js';
+
+/** One image that did not pass, for metrics and logs. */
+export interface ImageFailure {
+  readonly path: string;
+  readonly image: string;
+  /** The failing policy; `undefined` for no-match, invalid references and missing verdicts. */
+  readonly policy: string | undefined;
+  readonly mode: PolicyMode | undefined;
+  readonly kind: FailureKind;
+  /** True when this failure denies the request (enforce mode, no-match deny, ...). */
+  readonly denied: boolean;
+}
+
+/** The validating answer before it is wrapped into an AdmissionResponse. */
+export interface AdmissionOutcome {
+  readonly allowed: boolean;
+  /** One line per denied image. */
+  readonly denials: readonly string[];
+  /** One admission warning per image that fails only in warn mode (or per row-5 admission). */
+  readonly warnings: readonly string[];
+  readonly failures: readonly ImageFailure[];
+}
+
+/**
+ * Applies the verdicts to the decision. Every image of a `verify` decision needs exactly one
+ * verdict with the same path and image; one without (or with two) is denied as an infrastructure
+ * failure (fail closed), as is a `policies` verdict that holds no policy verdict at all.
+ */
+export function summarizeAdmission(
+  decision: AdmissionDecision,
+  verdicts: readonly ImageVerdict[],
+): AdmissionOutcome {
+  if (decision.action === 'admit') {
+    return {
+      allowed: true,
+      denials: [],
+      warnings: decision.warning === undefined ? [] : [decision.warning],
+      failures: [],
+    };
+  }
+  // Two verdicts for one field contradict each other or repeat each other: trust neither.
+  const byPath = new Map<string, ImageVerdict | null>();
+  for (const verdict of verdicts) byPath.set(verdict.path, byPath.has(verdict.path) ? null : verdict);
+  const denials: string[] = [];
+  const warnings: string[] = [];
+  const failures: ImageFailure[] = [];
+  for (const target of decision.images) {
+    const verdict = byPath.get(target.path);
+    const found = verdict != null && verdict.image === target.image ? verdict : undefined;
+    const image = judgeImage(target, found);
+    if (image.denied.length > 0) denials.push(imageLine(target, image.denied));
+    if (image.warned.length > 0) warnings.push(imageLine(target, image.warned));
+    failures.push(...image.failures);
+  }
+  return { allowed: denials.length === 0, denials, warnings, failures };
+}
+
+/** The validating endpoint's response: 403 with one line per denied image, or allowed. */
+export function validatingResponse(uid: string, outcome: AdmissionOutcome): AdmissionResponse {
+  const warnings = outcome.warnings.length > 0 ? { warnings: outcome.warnings } : {};
+  if (outcome.allowed) return { uid, allowed: true, ...warnings };
+  const status = { status: 'Failure', code: 403, reason: 'Forbidden', message: outcome.denials.join('\n') };
+  return { uid, allowed: false, status, ...warnings };
+}
+
+/**
+ * The mutating endpoint's response: always allowed (the validating endpoint denies), with a
+ * base64 JSON patch pinning the planned fields whose digests are in `digests` (path -> digest).
+ */
+export function mutatingResponse(
+  uid: string,
+  decision: AdmissionDecision,
+  digests: ReadonlyMap<string, string>,
+): AdmissionResponse {
+  const operations = digestPatch(decision, digests);
+  if (operations.length === 0) return { uid, allowed: true };
+  const patch = Buffer.from(JSON.stringify(operations)).toString('base64');
+  return { uid, allowed: true, patchType: 'JSONPatch', patch };
+}
+
+interface ImageJudgement {
+  readonly denied: string[];
+  readonly warned: string[];
+  readonly failures: ImageFailure[];
+}
+
+function judgeImage(target: ImageTarget, verdict: ImageVerdict | undefined): ImageJudgement {
+  const judgement: ImageJudgement = { denied: [], warned: [], failures: [] };
+  const record = (text: string, kind: FailureKind, denied: boolean, policy?: PolicyVerdict): void => {
+    (denied ? judgement.denied : judgement.warned).push(text);
+    const { path, image } = target;
+    judgement.failures.push({ path, image, policy: policy?.policy, mode: policy?.mode, kind, denied });
+  };
+  const outcome = verdict?.outcome;
+  if (outcome === undefined) {
+    record('not verified: infrastructure failure: no verification result', 'infrastructure', true);
+  } else if (outcome.kind === 'invalid-reference') {
+    record(`invalid image reference: ${oneLine(outcome.error.problem)}`, 'policy', true);
+  } else if (outcome.kind === 'no-match') {
+    if (outcome.action !== 'allow') {
+      record(
+        `no ClusterImagePolicy matches (no-match-policy: ${outcome.action})`,
+        'policy',
+        outcome.action === 'deny',
+      );
+    }
+  } else if (outcome.verdicts.length === 0) {
+    record('not verified: infrastructure failure: no policy verdict', 'infrastructure', true);
+  } else {
+    for (const policy of outcome.verdicts) {
+      if (policy.passed) continue;
+      record(policyText(policy, policy.failure), policy.failure.kind, policy.mode === 'enforce', policy);
+    }
+  }
+  return judgement;
+}
+
+function policyText(policy: PolicyVerdict, failure: VerificationFailure): string {
+  const label = failure.kind === 'infrastructure' ? 'infrastructure failure: ' : '';
+  const cause = failure.cause === undefined ? '' : ` (${describeCause(failure.cause)})`;
+  return `policy ${quote(policy.policy)} (${policy.mode}): ${label}${oneLine(failure.reason)}${cause}`;
+}
+
+function imageLine(target: ImageTarget, parts: readonly string[]): string {
+  // Shown as written when it is plain text; quoted when it holds spaces or control characters.
+  const image = /^[\x21-\x7e]+$/.test(target.image) ? target.image : quote(target.image);
+  return `${target.path} ${image}: ${parts.join('; ')}`;
+}

@@ -1,0 +1,87 @@
+// What the verifier reports back to core, per image. Core turns these into AdmissionResponses
+// (see response.ts); the verifier never formats messages itself.
+import type { NoMatchPolicy, PolicyMode } from '@signet/k8s-types';
+import type { InvalidReferenceError } from './errors.js';
+
+/**
+ * `policy`: the image does not satisfy the policy (no valid signature, identity mismatch,
+ * attestation policy false). `infrastructure`: it could not be checked (registry unreachable,
+ * timeout, malformed data). Both deny in `enforce` mode; messages and metrics say which.
+ */
+export type FailureKind = 'policy' | 'infrastructure';
+
+/** Why one check failed. */
+export interface VerificationFailure {
+  readonly kind: FailureKind;
+  /** Short and specific: `no valid signature: 2 found, 0 verified`. */
+  readonly reason: string;
+  /** What caused it; an `Error` chain is printed message by message, `cause` by `cause`. */
+  readonly cause?: unknown;
+}
+
+/** One authority of a policy, as the verifier checked it. */
+export type AuthorityResult =
+  | { readonly authority: string; readonly passed: true }
+  | { readonly authority: string; readonly passed: false; readonly failure: VerificationFailure };
+
+/** What one ClusterImagePolicy said about one image. */
+export type PolicyVerdict =
+  | {
+      readonly policy: string;
+      readonly mode: PolicyMode;
+      readonly passed: true;
+      /** The authority that passed; absent for a policy without authorities. */
+      readonly authority?: string;
+    }
+  | {
+      readonly policy: string;
+      readonly mode: PolicyMode;
+      readonly passed: false;
+      readonly failure: VerificationFailure;
+    };
+
+/** Everything known about one image after verification. */
+export type ImageOutcome =
+  /** One verdict per matching policy; the image passes when every `enforce` verdict passed. */
+  | { readonly kind: 'policies'; readonly verdicts: readonly PolicyVerdict[] }
+  /** No policy matched; the configured `no-match-policy` applies. */
+  | { readonly kind: 'no-match'; readonly action: NoMatchPolicy }
+  /** The reference does not parse, so nothing could be matched or verified. */
+  | { readonly kind: 'invalid-reference'; readonly error: InvalidReferenceError };
+
+export interface ImageVerdict {
+  /** The field path of the image (`ImageTarget.path`). */
+  readonly path: string;
+  /** The image as written, to detect a verdict about a different value. */
+  readonly image: string;
+  readonly outcome: ImageOutcome;
+}
+
+/**
+ * Combines a policy's authorities: any one passing passes the policy (OR), as in
+ * policy-controller, which also passes a policy that has no authorities (only possible with
+ * `fail-on-empty-authorities: false`). When all fail, the failure is `infrastructure` if any
+ * authority could not be checked (a retry might pass), else `policy`; with several authorities the
+ * cause is an `AggregateError` holding each authority's failure with its own cause.
+ */
+export function policyVerdict(
+  policy: { readonly name: string; readonly mode: PolicyMode },
+  results: readonly AuthorityResult[],
+): PolicyVerdict {
+  const base = { policy: policy.name, mode: policy.mode };
+  const failures: VerificationFailure[] = [];
+  const errors: Error[] = [];
+  for (const result of results) {
+    if (result.passed) return { ...base, passed: true, authority: result.authority };
+    failures.push(result.failure);
+    errors.push(
+      new Error(`authority "${result.authority}": ${result.failure.reason}`, { cause: result.failure.cause }),
+    );
+  }
+  const [only] = failures;
+  if (only === undefined) return { ...base, passed: true };
+  if (failures.length === 1) return { ...base, passed: false, failure: only };
+  const kind = failures.some((failure) => failure.kind === 'infrastructure') ? 'infrastructure' : 'policy';
+  const reason = `none of ${failures.length} authorities passed`;
+  return { ...base, passed: false, failure: { kind, reason, cause: new AggregateError(errors, '') } };
+}

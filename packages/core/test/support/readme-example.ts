@@ -1,0 +1,64 @@
+// The README's example, verbatim except for this line and the import path of @signet/core.
+import { parseAdmissionReview, parseClusterImagePolicy } from '@signet/k8s-types';
+import {
+  compilePolicies,
+  decideAdmission,
+  type ImageVerdict,
+  matchSubjectOf,
+  planChecks,
+  policyVerdict,
+  summarizeAdmission,
+  validatingResponse,
+} from '../../src/index.js';
+
+// Once per policy change: compile the cluster's ClusterImagePolicies.
+const policies = compilePolicies(
+  [
+    parseClusterImagePolicy({
+      apiVersion: 'policy.sigstore.dev/v1beta1',
+      kind: 'ClusterImagePolicy',
+      metadata: { name: 'release' },
+      spec: {
+        images: [{ glob: 'registry.example/**' }],
+        authorities: [{ name: 'release-key', key: { kms: 'awskms:///alias/release' } }],
+      },
+    }),
+  ],
+  { noMatchPolicy: 'deny' },
+);
+
+// Per request: decide, then verify only what the decision asks for.
+const { request } = parseAdmissionReview({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: 'a1',
+    operation: 'CREATE',
+    userInfo: { username: 'alice' },
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    object: { kind: 'Pod', spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] } },
+  },
+});
+const decision = decideAdmission(request); // { action: 'verify', rule: 'create', images: [...], mutations: [...] }
+const verdicts = planChecks(decision, policies, matchSubjectOf(request)).map((check): ImageVerdict => {
+  if (check.kind === 'settled') return check.verdict; // invalid reference or no matching policy
+  // The verifier's job (@signet/verifier): check each policy's authorities against the registry.
+  const failure = {
+    kind: 'policy' as const,
+    reason: 'no valid signature: 1 found, 0 verified',
+    cause: new Error('signature does not match key "release-2026"'),
+  };
+  const results = check.policies.map((policy) =>
+    policyVerdict(policy, [{ authority: 'release-key', passed: false, failure }]),
+  );
+  return {
+    path: check.target.path,
+    image: check.target.image,
+    outcome: { kind: 'policies', verdicts: results },
+  };
+});
+const response = validatingResponse(request.uid, summarizeAdmission(decision, verdicts));
+console.log(response.allowed, response.status?.message);
+// false spec.containers[0].image registry.example/app:1.0: policy "release" (enforce): no valid signature:
+//   1 found, 0 verified (signature does not match key "release-2026")
