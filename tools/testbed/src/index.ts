@@ -1,1 +1,52 @@
-export {};
+// @signet/testbed: real external programs for Signet's tests, built from pinned Go modules and run
+// on loopback.
+export {
+  type AttestOptions,
+  Cosign,
+  type CosignKeyPair,
+  createCosign,
+  type SignatureFormat,
+} from './cosign.js';
+export { TestbedError, type TestbedErrorCode, tailLines } from './errors.js';
+export { type RunOptions, type RunResult, runCommand } from './exec.js';
+export {
+  type BuildOptions,
+  binaryPath,
+  type InstallLocation,
+  installGoBinaries,
+  type ToolProgress,
+  type ToolProgressKind,
+  type ToolSpec,
+} from './go-build.js';
+export {
+  createRunDir,
+  type ExitInfo,
+  freePort,
+  httpStatus,
+  ManagedProcess,
+  ProcessGroup,
+  type Readiness,
+  type StartOptions,
+  tcpOpen,
+} from './process.js';
+export {
+  craneEnv,
+  type PushOptions,
+  pushRandomImage,
+  type Registry,
+  type StartRegistryOptions,
+  startRegistry,
+} from './registry.js';
+export { type TarEntry, tarArchive } from './tar.js';
+export {
+  cacheRoot,
+  type EnsureToolsOptions,
+  ensureTools,
+  GO_MODULES_DIR,
+  isToolName,
+  TOOL_NAMES,
+  TOOL_TABLE,
+  type ToolName,
+  toolPath,
+  toolSpec,
+} from './tools.js';

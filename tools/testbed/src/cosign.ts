@@ -1,0 +1,161 @@
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type RunResult, runCommand } from './exec.js';
+import type { ToolProgress } from './go-build.js';
+import { ensureTools } from './tools.js';
+
+export interface CosignKeyPair {
+  /** Encrypted PEM private key (`cosign.key`). */
+  readonly privateKey: string;
+  /** PEM public key (`cosign.pub`). */
+  readonly publicKey: string;
+  readonly password: string;
+}
+
+/**
+ * Where a signature or attestation is stored.
+ * - `legacy`: cosign's tag scheme, `sha256-<hex>.sig` / `.att` beside the image.
+ * - `bundle`: a Sigstore bundle (v0.3, DSSE) in an OCI 1.1 referrer manifest whose `subject` is the
+ *   image; on a registry without the referrers API it is listed in the `sha256-<hex>` fallback tag.
+ */
+export type SignatureFormat = 'legacy' | 'bundle';
+
+export interface AttestOptions {
+  readonly predicatePath: string;
+  /** `slsaprovenance`, `spdxjson`, `custom`, ... or a predicate type URI. */
+  readonly type: string;
+  readonly format: SignatureFormat;
+}
+
+// Loopback test registries speak plain HTTP.
+const REGISTRY_FLAGS = ['--allow-http-registry', '--allow-insecure-registry'];
+
+/**
+ * Offline keyed signing, nothing uploaded to Rekor, no Fulcio, no TUF:
+ * - legacy: `--tlog-upload=false --use-signing-config=false --new-bundle-format=false` (the first
+ *   and last are deprecated in cosign 3, like the format itself);
+ * - bundle: `--signing-config` naming a signing config with no services and `--trusted-root` naming
+ *   an empty trusted root, both made by cosign itself (without `--trusted-root` cosign asks TUF).
+ */
+function offlineKeyedFlags(key: CosignKeyPair, offline: OfflineConfig | undefined): string[] {
+  const format = offline
+    ? ['--signing-config', offline.signingConfig, '--trusted-root', offline.trustedRoot]
+    : ['--tlog-upload=false', '--use-signing-config=false', '--new-bundle-format=false'];
+  return ['--key', key.privateKey, ...format, '--yes'];
+}
+
+interface OfflineConfig {
+  readonly signingConfig: string;
+  readonly trustedRoot: string;
+}
+
+/**
+ * Runs the pinned cosign with a private HOME (no user config or credentials, no TUF cache in the
+ * real home) and a deadline on every command.
+ */
+export class Cosign {
+  readonly binary: string;
+  readonly home: string;
+  readonly timeoutMs: number;
+  #offline: Promise<OfflineConfig> | undefined;
+
+  constructor(options: { readonly binary: string; readonly home: string; readonly timeoutMs?: number }) {
+    this.binary = options.binary;
+    this.home = options.home;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  run(args: readonly string[], password = ''): Promise<RunResult> {
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: this.home,
+      DOCKER_CONFIG: join(this.home, '.docker'),
+      TUF_ROOT: join(this.home, '.sigstore', 'root'),
+      COSIGN_PASSWORD: password,
+    };
+    return runCommand(this.binary, args, { env, cwd: this.home, timeoutMs: this.timeoutMs });
+  }
+
+  /** `cosign generate-key-pair` into `dir` (`cosign.key`, `cosign.pub`), encrypted with `password`. */
+  async generateKeyPair(dir: string, password: string): Promise<CosignKeyPair> {
+    await mkdir(dir, { recursive: true });
+    const prefix = join(dir, 'cosign');
+    await this.run(['generate-key-pair', '--output-key-prefix', prefix], password);
+    return { privateKey: `${prefix}.key`, publicKey: `${prefix}.pub`, password };
+  }
+
+  /** Keyed signature in the legacy format: the `sha256-<hex>.sig` tag, simplesigning payload. */
+  async signLegacyKeyed(imageDigestRef: string, key: CosignKeyPair): Promise<void> {
+    await this.run(['sign', ...(await this.#signingFlags(key, 'legacy')), imageDigestRef], key.password);
+  }
+
+  /** Keyed signature as a Sigstore bundle attached as an OCI referrer (or the fallback tag). */
+  async signBundleKeyed(imageDigestRef: string, key: CosignKeyPair): Promise<void> {
+    await this.run(['sign', ...(await this.#signingFlags(key, 'bundle')), imageDigestRef], key.password);
+  }
+
+  /** In-toto attestation of `predicatePath` with predicate `type`, signed by `key`. */
+  async attest(imageDigestRef: string, key: CosignKeyPair, options: AttestOptions): Promise<void> {
+    const flags = await this.#signingFlags(key, options.format);
+    const predicate = ['--predicate', options.predicatePath, '--type', options.type];
+    await this.run(['attest', ...flags, ...predicate, imageDigestRef], key.password);
+  }
+
+  /**
+   * `cosign verify` with the public key and no transparency log; throws when verification fails.
+   * cosign 3 finds bundle referrers first and falls back to the legacy `.sig` tag.
+   */
+  verify(imageDigestRef: string, publicKey: string): Promise<RunResult> {
+    return this.run([
+      'verify',
+      '--key',
+      publicKey,
+      '--insecure-ignore-tlog',
+      ...REGISTRY_FLAGS,
+      imageDigestRef,
+    ]);
+  }
+
+  /** `cosign verify-attestation` for predicate `type`; throws when verification fails. */
+  verifyAttestation(imageDigestRef: string, publicKey: string, type: string): Promise<RunResult> {
+    const flags = ['--key', publicKey, '--insecure-ignore-tlog', '--type', type, ...REGISTRY_FLAGS];
+    return this.run(['verify-attestation', ...flags, imageDigestRef]);
+  }
+
+  async #signingFlags(key: CosignKeyPair, format: SignatureFormat): Promise<string[]> {
+    const offline = format === 'bundle' ? await this.#offlineConfig() : undefined;
+    return [...offlineKeyedFlags(key, offline), ...REGISTRY_FLAGS];
+  }
+
+  /** A signing config without services and an empty trusted root, made once per HOME. */
+  #offlineConfig(): Promise<OfflineConfig> {
+    this.#offline ??= (async () => {
+      const config = {
+        signingConfig: join(this.home, 'offline-signing-config.json'),
+        trustedRoot: join(this.home, 'empty-trusted-root.json'),
+      };
+      await this.run(['signing-config', 'create', '--out', config.signingConfig]);
+      await this.run(['trusted-root', 'create', '--out', config.trustedRoot]);
+      return config;
+    })();
+    return this.#offline;
+  }
+}
+
+/** A `Cosign` on the pinned binary (built if missing) with a fresh HOME under `workDir` or the OS temp dir. */
+export async function createCosign(
+  options: {
+    readonly workDir?: string;
+    readonly timeoutMs?: number;
+    readonly env?: NodeJS.ProcessEnv;
+    readonly onProgress?: (event: ToolProgress) => void;
+  } = {},
+): Promise<Cosign> {
+  const { cosign } = await ensureTools(['cosign'], {
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+  const home = await mkdtemp(join(options.workDir ?? tmpdir(), 'cosign-home-'));
+  return new Cosign({ binary: cosign, home, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+}

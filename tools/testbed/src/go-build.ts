@@ -1,0 +1,293 @@
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TestbedError, tailLines } from './errors.js';
+import { runCommand } from './exec.js';
+
+/** One external program, built with `go build` from a pinned Go module directory. */
+export interface ToolSpec {
+  /** Name of the binary and of its cache directory. */
+  readonly name: string;
+  /** Directory under the modules directory whose go.mod and go.sum pin every module of the build. */
+  readonly moduleDir: string;
+  /** The module that carries `version`; the tests check that go.mod requires exactly that. */
+  readonly module: string;
+  readonly version: string;
+  /** The `main` package, built from inside `moduleDir`. */
+  readonly packagePath: string;
+  readonly ldflags: readonly string[];
+}
+
+export type ToolProgressKind = 'cached' | 'building' | 'still-building' | 'waiting' | 'built';
+
+export interface ToolProgress {
+  readonly tool: string;
+  readonly kind: ToolProgressKind;
+  readonly elapsedSeconds: number;
+  /** One line for a person watching CI. */
+  readonly message: string;
+}
+
+export interface BuildOptions {
+  readonly onProgress?: (event: ToolProgress) => void;
+  /** Environment of `go` (PATH, GOPATH, GOCACHE, GOPROXY, ...). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** How many `go build`s run at once: 1 (default) or 2; the machines have 2 cores. */
+  readonly concurrency?: 1 | 2;
+  /** Deadline for one tool's build. */
+  readonly buildTimeoutMs?: number;
+  /** How often a build in progress reports that it is still running. */
+  readonly heartbeatMs?: number;
+}
+
+export interface InstallLocation {
+  /** Holds one directory per spec's `moduleDir`. */
+  readonly modulesDir: string;
+  /** Binaries go to `<cacheDir>/bin/<name>-<version>/<name>`. */
+  readonly cacheDir: string;
+}
+
+/** `<cacheDir>/bin/<name>-<version>/<name>`: a new pin gets a new directory, so stale binaries are never used. */
+export function binaryPath(cacheDir: string, spec: Pick<ToolSpec, 'name' | 'version'>): string {
+  return join(cacheDir, 'bin', `${spec.name}-${spec.version}`, spec.name);
+}
+
+interface BuildContext extends InstallLocation {
+  readonly env: NodeJS.ProcessEnv;
+  readonly report: (tool: string, kind: ToolProgressKind, elapsedSeconds: number, message: string) => void;
+  readonly buildTimeoutMs: number;
+  readonly heartbeatMs: number;
+  goChecked?: Promise<void>;
+}
+
+/**
+ * Makes sure each spec's binary is in the cache, building missing ones one (or two) at a time with
+ * `go build`, installed atomically (built to a temporary name, then renamed). Returns name -> path.
+ */
+export async function installGoBinaries(
+  specs: readonly ToolSpec[],
+  location: InstallLocation,
+  options: BuildOptions = {},
+): Promise<Map<string, string>> {
+  const onProgress = options.onProgress;
+  const context: BuildContext = {
+    ...location,
+    env: options.env ?? process.env,
+    report: (tool, kind, elapsedSeconds, message) => onProgress?.({ tool, kind, elapsedSeconds, message }),
+    buildTimeoutMs: options.buildTimeoutMs ?? 60 * 60_000,
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+  };
+  const queue = [...new Map(specs.map((spec) => [spec.name, spec])).values()];
+  const paths = new Map<string, string>();
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    for (let spec = queue.shift(); spec !== undefined && !failed; spec = queue.shift()) {
+      try {
+        paths.set(spec.name, await installOne(spec, context));
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  const workers = Array.from({ length: Math.min(options.concurrency ?? 1, 2) }, worker);
+  const rejected = (await Promise.allSettled(workers)).find((result) => result.status === 'rejected');
+  if (rejected) throw rejected.reason;
+  return paths;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function installOne(spec: ToolSpec, context: BuildContext): Promise<string> {
+  const name = spec.name;
+  const path = binaryPath(context.cacheDir, spec);
+  if (await isFile(path)) {
+    context.report(name, 'cached', 0, `${name}: cached at ${path}`);
+    return path;
+  }
+  context.goChecked ??= checkGo(context.env);
+  await context.goChecked;
+  const directory = join(path, '..');
+  await mkdir(directory, { recursive: true });
+  const release = await acquireBuildLock(name, directory, path, context);
+  try {
+    // Another process may have finished this build while we waited for its lock.
+    if (await isFile(path)) {
+      context.report(name, 'cached', 0, `${name}: built by another process at ${path}`);
+      return path;
+    }
+    await buildTool(spec, path, context);
+    return path;
+  } finally {
+    await release();
+  }
+}
+
+async function checkGo(env: NodeJS.ProcessEnv): Promise<void> {
+  try {
+    await runCommand('go', ['version'], { env, timeoutMs: 60_000 });
+  } catch (error) {
+    throw new TestbedError(
+      'GO_NOT_FOUND',
+      'building the test tools needs the Go toolchain (go >= 1.26), but `go version` failed: is `go` on PATH? ' +
+        `(PATH=${env.PATH ?? ''})`,
+      { cause: error },
+    );
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function olderThan(path: string, ms: number): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(path)).mtimeMs > ms;
+  } catch {
+    return true;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One build of a tool at a time across processes (turbo runs several test packages at once): a lock
+ * file holding the builder's pid. A lock whose process is gone is taken over.
+ */
+async function acquireBuildLock(
+  name: string,
+  directory: string,
+  binary: string,
+  context: BuildContext,
+): Promise<() => Promise<void>> {
+  const lock = join(directory, '.build.lock');
+  const started = Date.now();
+  let lastReport = started;
+  for (;;) {
+    try {
+      const handle = await open(lock, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return () => rm(lock, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (await isFile(binary)) return async () => {};
+    const owner = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
+    // A lock without a pid may be one being written this instant: only a stale one is taken over.
+    const stale = Number.isInteger(owner) ? !isAlive(owner) : await olderThan(lock, 10_000);
+    if (stale) {
+      await rm(lock, { force: true });
+      continue;
+    }
+    const elapsed = Date.now() - started;
+    if (elapsed > context.buildTimeoutMs) {
+      throw new TestbedError('BUILD_TIMEOUT', `${name}: process ${owner} has held ${lock} for ${elapsed} ms`);
+    }
+    if (Date.now() - lastReport >= context.heartbeatMs || lastReport === started) {
+      lastReport = Date.now();
+      const seconds = Math.round(elapsed / 1000);
+      context.report(
+        name,
+        'waiting',
+        seconds,
+        `${name}: waiting for process ${owner} to build it (${seconds}s)`,
+      );
+    }
+    await sleep(1000);
+  }
+}
+
+function buildArgs(spec: ToolSpec, output: string): string[] {
+  // -s -w drops debug information: the binaries are half the size and nobody debugs them here.
+  // -mod=readonly: go.sum is complete, so the checksum database (unreachable here) is never asked;
+  // -buildvcs=false: the build does not depend on the state of the Signet checkout.
+  return [
+    'build',
+    '-mod=readonly',
+    '-buildvcs=false',
+    '-trimpath',
+    '-ldflags',
+    ['-s', '-w', ...spec.ldflags].join(' '),
+    '-o',
+    output,
+    spec.packagePath,
+  ];
+}
+
+async function buildTool(spec: ToolSpec, path: string, context: BuildContext): Promise<void> {
+  const name = spec.name;
+  const temporary = `${path}.${process.pid}.tmp`;
+  const moduleDir = join(context.modulesDir, spec.moduleDir);
+  const started = Date.now();
+  const seconds = () => Math.round((Date.now() - started) / 1000);
+  context.report(
+    name,
+    'building',
+    0,
+    `${name}: building ${spec.packagePath} (${spec.module}@${spec.version}); cold builds take minutes`,
+  );
+  const heartbeat = setInterval(() => {
+    context.report(name, 'still-building', seconds(), `${name}: still building (${seconds()}s)`);
+  }, context.heartbeatMs);
+  try {
+    await runGoBuild(spec, buildArgs(spec, temporary), moduleDir, context);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  } finally {
+    clearInterval(heartbeat);
+  }
+  context.report(name, 'built', seconds(), `${name}: built in ${seconds()}s -> ${path}`);
+}
+
+function runGoBuild(spec: ToolSpec, args: string[], cwd: string, context: BuildContext): Promise<void> {
+  // Static binaries: no C compiler needed, the same binary on every machine.
+  const env = { ...context.env, CGO_ENABLED: '0' };
+  return new Promise((resolve, reject) => {
+    const child = spawn('go', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString('utf8')).slice(-64 * 1024);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, context.buildTimeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      const code = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'GO_NOT_FOUND' : 'BUILD_FAILED';
+      reject(new TestbedError(code, `${spec.name}: could not run go: ${error.message}`, { cause: error }));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0 && !timedOut) return resolve();
+      const what = timedOut
+        ? `did not finish within ${context.buildTimeoutMs} ms`
+        : `failed (exit code ${code})`;
+      const errorCode = timedOut ? 'BUILD_TIMEOUT' : 'BUILD_FAILED';
+      reject(
+        new TestbedError(
+          errorCode,
+          `building ${spec.name} (${spec.packagePath}@${spec.version} in ${cwd}) ${what}:\n` +
+            `  go ${args.join(' ')}\n${tailLines(output, 30)}`,
+        ),
+      );
+    });
+  });
+}
