@@ -1,0 +1,269 @@
+// HTTP for the registry layer, on an injected `fetch` (Node's global one by default): one call =
+// one deadline, retries for 429/5xx/connection failures inside it, redirects followed by hand (so
+// we can refuse loops, count hops, keep plain HTTP out, and drop credentials when a blob download
+// is redirected to storage on another host), and bodies read under a byte cap.
+import { type OverCap, readBody } from './body.js';
+import { type Clock, systemClock } from './clock.js';
+import { CallBudget, type RegistryCall } from './deadline.js';
+import { displayUrl, RegistryError, type RegistryErrorContext } from './errors.js';
+import { isPrivateAddress } from './private-address.js';
+import {
+  backoffDelay,
+  DEFAULT_RETRY_POLICY,
+  isRetryableStatus,
+  parseRetryAfter,
+  type RetryPolicy,
+} from './retry.js';
+
+/** The subset of the global `fetch` the transport uses; wrap it in tests to count or fail calls. */
+export type FetchFunction = (url: URL, init: RequestInit) => Promise<Response>;
+
+export interface HttpRequest {
+  readonly method: 'GET' | 'HEAD' | 'POST';
+  readonly url: URL;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A form body (token requests with an identity token). */
+  readonly body?: string;
+  /** Cap for a 2xx body; a longer one is `TOO_LARGE`. Error bodies are cut at a small cap instead. */
+  readonly maxBytes: number;
+  /** Registry and repository named by errors. */
+  readonly context: RegistryErrorContext;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Empty for HEAD; at most `errorBodyMaxBytes` for a non-2xx status. */
+  readonly body: Uint8Array;
+  /** The URL that answered, after redirects. */
+  readonly url: URL;
+}
+
+export interface HttpTransportOptions {
+  readonly fetch?: FetchFunction;
+  readonly clock?: Clock;
+  /** Jitter source in [0, 1). */
+  readonly random?: () => number;
+  /** Hosts (`host[:port]`) spoken to over plain HTTP; every other host must use https. */
+  readonly insecureHosts?: Iterable<string>;
+  /**
+   * Hosts (`host[:port]`) on loopback, private or link-local IP addresses that a registry may send
+   * requests to (its token realm, redirects) besides its own host. Insecure hosts are allowed too.
+   */
+  readonly privateHosts?: Iterable<string>;
+  readonly retry?: RetryPolicy;
+  /** Redirects followed per request (blob downloads take one or two). */
+  readonly maxRedirects?: number;
+  /** How much of a non-2xx body is kept (for error codes such as `MANIFEST_UNKNOWN`). */
+  readonly errorBodyMaxBytes?: number;
+}
+
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+export class HttpTransport {
+  readonly clock: Clock;
+  readonly #fetch: FetchFunction;
+  readonly #random: () => number;
+  readonly #insecure: ReadonlySet<string>;
+  readonly #privateHosts: ReadonlySet<string>;
+  readonly #retry: RetryPolicy;
+  readonly #maxRedirects: number;
+  readonly #errorBodyMaxBytes: number;
+
+  constructor(options: HttpTransportOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.#fetch = options.fetch ?? ((url, init) => fetch(url, init));
+    this.#random = options.random ?? Math.random;
+    this.#insecure = lowercased(options.insecureHosts);
+    this.#privateHosts = new Set([...this.#insecure, ...lowercased(options.privateHosts)]);
+    this.#retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.#maxRedirects = options.maxRedirects ?? 5;
+    this.#errorBodyMaxBytes = options.errorBodyMaxBytes ?? 16 * 1024;
+  }
+
+  /** Whether `host` (`host[:port]`) is listed as insecure, i.e. served over plain HTTP. */
+  isInsecure(host: string): boolean {
+    return this.#insecure.has(host.toLowerCase());
+  }
+
+  /**
+   * Sends one request and returns the final response (after retries and redirects) with its body
+   * read. Throws `RegistryError` only: TIMEOUT, ABORTED, UNREACHABLE, RATE_LIMITED, SERVER_ERROR,
+   * REDIRECT_LOOP, INSECURE_REFUSED, TOO_LARGE, MALFORMED.
+   */
+  async send(request: HttpRequest, call: RegistryCall): Promise<HttpResponse> {
+    const budget = new CallBudget(call, this.clock);
+    try {
+      budget.check(request.context);
+      return await this.#follow(request, budget);
+    } catch (error) {
+      throw budget.translate(error, request.context);
+    } finally {
+      budget.dispose();
+    }
+  }
+
+  async #follow(request: HttpRequest, budget: CallBudget): Promise<HttpResponse> {
+    const visited = new Set([request.url.href]);
+    let current = request;
+    for (let hops = 0; ; hops++) {
+      this.#checkTarget(current.url, current.context);
+      const response = await this.#fetchWithRetries(current, budget);
+      const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
+      if (location === null) return this.#read(response, current);
+      await response.body?.cancel().catch(ignore);
+      const next = resolveLocation(location, current);
+      if (visited.has(next.href)) {
+        throw new RegistryError('REDIRECT_LOOP', current.context, `${displayUrl(next)} redirects in a loop`);
+      }
+      if (hops >= this.#maxRedirects) {
+        throw new RegistryError(
+          'REDIRECT_LOOP',
+          current.context,
+          `more than ${this.#maxRedirects} redirects from ${displayUrl(request.url)}`,
+        );
+      }
+      visited.add(next.href);
+      current = redirected(current, next, response.status);
+    }
+  }
+
+  /** Plain HTTP only to insecure hosts; private addresses only for the registry itself or when listed. */
+  #checkTarget(url: URL, context: RegistryErrorContext): void {
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.isInsecure(url.host))) {
+      throw new RegistryError(
+        'INSECURE_REFUSED',
+        context,
+        `refusing ${displayUrl(url)}: only https is allowed for hosts not listed as insecure`,
+      );
+    }
+    const host = url.host.toLowerCase();
+    if (
+      host === context.registry.toLowerCase() ||
+      this.#privateHosts.has(host) ||
+      !isPrivateAddress(url.hostname)
+    ) {
+      return;
+    }
+    throw new RegistryError(
+      'INSECURE_REFUSED',
+      context,
+      `refusing ${displayUrl(url)}: a loopback, private or link-local address that is not the registry itself ` +
+        '(list the host in privateHosts to allow it)',
+    );
+  }
+
+  async #fetchWithRetries(request: HttpRequest, budget: CallBudget): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      budget.check(request.context);
+      let response: Response;
+      try {
+        response = await this.#fetch(request.url, {
+          method: request.method,
+          headers: { ...request.headers },
+          ...(request.body === undefined ? {} : { body: request.body }),
+          redirect: 'manual',
+          signal: budget.signal,
+        });
+      } catch (error) {
+        const failure = budget.translate(error, request.context);
+        if (failure.code !== 'UNREACHABLE') throw failure;
+        await this.#waitBeforeRetry(attempt, undefined, failure, budget);
+        continue;
+      }
+      if (!isRetryableStatus(response.status)) return response;
+      const retryAfter = parseRetryAfter(response.headers.get('retry-after'), this.clock.now());
+      await response.body?.cancel().catch(ignore);
+      const failure = statusFailure(response.status, request);
+      await this.#waitBeforeRetry(attempt, retryAfter, failure, budget);
+    }
+  }
+
+  /** Sleeps before the next attempt, or throws `failure` when there is no attempt or time left. */
+  async #waitBeforeRetry(
+    attempt: number,
+    retryAfter: number | undefined,
+    failure: RegistryError,
+    budget: CallBudget,
+  ): Promise<void> {
+    if (attempt >= this.#retry.maxAttempts) {
+      throw giveUp(failure, `gave up after ${attempt} attempts`);
+    }
+    const delay = retryAfter ?? backoffDelay(attempt, this.#retry, this.#random);
+    if (delay >= budget.remaining()) {
+      const asked = retryAfter === undefined ? 'the next retry' : 'the retry the registry asked for';
+      throw giveUp(
+        failure,
+        `gave up after ${attempt} attempts: ${asked} (in ${delay} ms) would pass the deadline`,
+      );
+    }
+    await this.clock.sleep(delay, budget.signal);
+  }
+
+  async #read(response: Response, request: HttpRequest): Promise<HttpResponse> {
+    let body: Uint8Array;
+    if (request.method === 'HEAD') {
+      await response.body?.cancel().catch(ignore);
+      body = new Uint8Array(0);
+    } else {
+      const ok = response.status >= 200 && response.status < 300;
+      const cap = ok ? request.maxBytes : this.#errorBodyMaxBytes;
+      const overCap: OverCap = ok ? 'fail' : 'truncate';
+      body = await readBody(response, cap, overCap, request.context);
+    }
+    return { status: response.status, headers: response.headers, body, url: request.url };
+  }
+}
+
+function lowercased(hosts: Iterable<string> | undefined): Set<string> {
+  return new Set([...(hosts ?? [])].map((host) => host.toLowerCase()));
+}
+
+function resolveLocation(location: string, request: HttpRequest): URL {
+  let next: URL;
+  try {
+    next = new URL(location, request.url);
+  } catch (error) {
+    throw new RegistryError('MALFORMED', request.context, 'a redirect has an invalid Location header', {
+      cause: error,
+    });
+  }
+  if (next.username !== '' || next.password !== '') {
+    throw new RegistryError('MALFORMED', request.context, 'a redirect Location carries user credentials');
+  }
+  return next;
+}
+
+/**
+ * The request to send to a redirect's target. Credentials are only for the registry's own origin:
+ * a blob redirected to object storage is fetched without them (the URL itself is signed).
+ */
+function redirected(request: HttpRequest, next: URL, status: number): HttpRequest {
+  const sameOrigin = next.origin === request.url.origin;
+  const headers = Object.fromEntries(
+    Object.entries(request.headers ?? {}).filter(
+      ([name]) => sameOrigin || name.toLowerCase() !== 'authorization',
+    ),
+  );
+  const toGet = status === 303 || (request.method === 'POST' && (status === 301 || status === 302));
+  if (toGet) {
+    const { body: _dropped, ...rest } = request;
+    return { ...rest, method: 'GET', url: next, headers };
+  }
+  return { ...request, url: next, headers };
+}
+
+function statusFailure(status: number, request: HttpRequest): RegistryError {
+  const context = { ...request.context, status };
+  return status === 429
+    ? new RegistryError('RATE_LIMITED', context, `${displayUrl(request.url)} answered 429 Too Many Requests`)
+    : new RegistryError('SERVER_ERROR', context, `${displayUrl(request.url)} answered ${status}`);
+}
+
+function giveUp(failure: RegistryError, why: string): RegistryError {
+  const context = { registry: failure.registry, repository: failure.repository, status: failure.status };
+  return new RegistryError(failure.code, context, `${failure.problem}; ${why}`, { cause: failure.cause });
+}
+
+/** Cancelling a stream that already failed rejects; the failure that matters is reported elsewhere. */
+function ignore(): void {}

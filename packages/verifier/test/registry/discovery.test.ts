@@ -1,0 +1,378 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DiscoveryRequest, RepositoryRef } from '../../src/artifacts.js';
+import { RegistryClient } from '../../src/registry/client.js';
+import { discoverArtifacts } from '../../src/registry/discovery.js';
+import { RegistryError } from '../../src/registry/errors.js';
+import {
+  DOCKER_MANIFEST,
+  MemoryRegistry,
+  OCI_EMPTY,
+  OCI_INDEX,
+  OCI_MANIFEST,
+  type PushedDescriptor,
+  sha256,
+} from './helpers/memory-registry.js';
+import { callWithin, startServer, type TestServer } from './helpers/server.js';
+
+const SIMPLESIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
+const DSSE = 'application/vnd.dsse.envelope.v1+json';
+const BUNDLE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
+
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function setup() {
+  const memory = new MemoryRegistry();
+  const server = await startServer(memory.handler);
+  servers.push(server);
+  const client = new RegistryClient({
+    insecureHosts: [server.host],
+    retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+  });
+  const repo: RepositoryRef = { registry: server.host, repository: 'team/app' };
+  const image = memory.pushImage('team/app', 'v1');
+  const request = (overrides: Partial<DiscoveryRequest> = {}): DiscoveryRequest => ({
+    image: { ...repo, digest: image.digest },
+    legacySignatures: true,
+    legacyAttestations: true,
+    bundles: true,
+    ...overrides,
+  });
+  return { memory, server, client, repo, image, request };
+}
+
+const tagOf = (digest: string, suffix: string) => `${digest.replace(':', '-')}${suffix}`;
+
+function pushLegacy(
+  memory: MemoryRegistry,
+  repo: string,
+  tag: string,
+  layers: PushedDescriptor[],
+  mediaType = OCI_MANIFEST,
+): PushedDescriptor {
+  const config = memory.pushBlob(repo, '{"config":{}}', 'application/vnd.oci.image.config.v1+json');
+  return memory.pushManifest(repo, { schemaVersion: 2, mediaType, config, layers }, { tag });
+}
+
+function signatureLayer(memory: MemoryRegistry, repo: string, digest: string, n = 0): PushedDescriptor {
+  const payload = JSON.stringify({
+    critical: {
+      identity: { 'docker-reference': repo },
+      image: { 'docker-manifest-digest': digest },
+      type: 'cosign container image signature',
+    },
+    optional: { n },
+  });
+  return {
+    ...memory.pushBlob(repo, payload, SIMPLESIGNING),
+    annotations: { 'dev.cosignproject.cosign/signature': `c2lnbmF0dXJl${n}` },
+  };
+}
+
+function pushBundleReferrer(
+  memory: MemoryRegistry,
+  repo: string,
+  subject: PushedDescriptor,
+  options: { layers?: PushedDescriptor[]; predicateType?: string; artifactType?: string | null } = {},
+): PushedDescriptor {
+  const layers = options.layers ?? [memory.pushBlob(repo, `{"bundle":${Math.random()}}`, BUNDLE)];
+  return memory.pushManifest(repo, {
+    schemaVersion: 2,
+    mediaType: OCI_MANIFEST,
+    ...(options.artifactType === null ? {} : { artifactType: options.artifactType ?? BUNDLE }),
+    config: { mediaType: OCI_EMPTY, digest: sha256('{}'), size: 2 },
+    layers,
+    subject: { mediaType: OCI_MANIFEST, digest: subject.digest, size: subject.size },
+    ...(options.predicateType
+      ? { annotations: { 'dev.sigstore.bundle.predicateType': options.predicateType } }
+      : {}),
+  });
+}
+
+describe('discoverArtifacts', () => {
+  it('finds legacy signatures, legacy attestations and bundle referrers', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    const signature = signatureLayer(memory, 'team/app', image.digest);
+    const unrelated = memory.pushBlob('team/app', 'other', 'application/octet-stream');
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [signature, unrelated]);
+    const envelope = {
+      ...memory.pushBlob('team/app', '{"payloadType":"application/vnd.in-toto+json"}', DSSE),
+      annotations: { predicateType: 'https://slsa.dev/provenance/v1' },
+    };
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.att'), [envelope]);
+    const referrer = pushBundleReferrer(memory, 'team/app', image, {
+      predicateType: 'https://sigstore.dev/cosign/sign/v1',
+    });
+    pushBundleReferrer(memory, 'team/app', image, { artifactType: 'application/spdx+json' });
+
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+
+    expect(found.truncated).toEqual([]);
+    expect(found.skipped).toEqual([]);
+    expect(found.artifacts.map((artifact) => artifact.format)).toEqual([
+      'legacy-signature',
+      'legacy-attestation',
+      'bundle',
+    ]);
+    const [sig, att, bundle] = found.artifacts;
+    expect(sig).toEqual({
+      format: 'legacy-signature',
+      source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')} layer 0`,
+      payload: expect.any(Uint8Array),
+      annotations: { 'dev.cosignproject.cosign/signature': 'c2lnbmF0dXJl0' },
+    });
+    expect(sig?.format === 'legacy-signature' && sha256(sig.payload)).toBe(signature.digest);
+    expect(att?.format === 'legacy-attestation' && Buffer.from(att.envelope).toString()).toContain('in-toto');
+    expect(att?.format === 'legacy-attestation' && att.annotations).toEqual({
+      predicateType: 'https://slsa.dev/provenance/v1',
+    });
+    expect(bundle).toMatchObject({
+      format: 'bundle',
+      source: `${repo.registry}/team/app@${referrer.digest}`,
+      artifactType: BUNDLE,
+      predicateType: 'https://sigstore.dev/cosign/sign/v1',
+    });
+  });
+
+  it('treats missing tags and no referrers as nothing found', async () => {
+    const { client, request } = await setup();
+    expect(await discoverArtifacts(client, request(), callWithin(5_000))).toEqual({
+      artifacts: [],
+      truncated: [],
+      skipped: [],
+    });
+  });
+
+  it('asks only for what the request wants', async () => {
+    const { server, client, request } = await setup();
+    const before = server.requests.length;
+    await discoverArtifacts(
+      client,
+      request({ legacyAttestations: false, bundles: false }),
+      callWithin(5_000),
+    );
+    const urls = server.requests.slice(before).map((seen) => seen.url);
+    expect(urls).toHaveLength(1);
+    expect(urls[0]).toMatch(/\.sig$/);
+    const onlyBundles = server.requests.length;
+    await discoverArtifacts(
+      client,
+      request({ legacySignatures: false, legacyAttestations: false }),
+      callWithin(5_000),
+    );
+    expect(server.requests.slice(onlyBundles).map((seen) => seen.url.split('/')[4])).toEqual(['referrers']);
+  });
+
+  it('looks in the signature repository, with the tag prefix', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    const signature = signatureLayer(memory, 'sigs/store', image.digest);
+    pushLegacy(memory, 'sigs/store', `team-${tagOf(image.digest, '.sig')}`, [signature]);
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [
+      signatureLayer(memory, 'team/app', image.digest),
+    ]);
+    pushBundleReferrer(memory, 'sigs/store', image);
+    const found = await discoverArtifacts(
+      client,
+      request({
+        signatureRepository: { ...repo, repository: 'sigs/store' },
+        tagPrefix: 'team-',
+        legacyAttestations: false,
+      }),
+      callWithin(5_000),
+    );
+    expect(found.artifacts.map((artifact) => artifact.source.split(' ')[0]?.split('@')[0])).toEqual([
+      `${repo.registry}/sigs/store:team-${tagOf(image.digest, '.sig')}`,
+      `${repo.registry}/sigs/store`,
+    ]);
+  });
+
+  it('accepts a Docker schema 2 .sig manifest', async () => {
+    const { memory, client, image, request } = await setup();
+    pushLegacy(
+      memory,
+      'team/app',
+      tagOf(image.digest, '.sig'),
+      [signatureLayer(memory, 'team/app', image.digest)],
+      DOCKER_MANIFEST,
+    );
+    const found = await discoverArtifacts(client, request({ bundles: false }), callWithin(5_000));
+    expect(found.artifacts).toHaveLength(1);
+  });
+
+  it('reads at most maxLayers layers and reports the truncation', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    const layers = Array.from({ length: 40 }, (_, n) => signatureLayer(memory, 'team/app', image.digest, n));
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
+    const found = await discoverArtifacts(client, request(), callWithin(10_000));
+    expect(found.artifacts).toHaveLength(32);
+    expect(found.truncated).toEqual([
+      {
+        source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')}`,
+        kind: 'signature-layers',
+        limit: 32,
+        found: 40,
+      },
+    ]);
+  });
+
+  it('reads at most maxReferrers bundles and reports the truncation', async () => {
+    const { memory, client, image, request } = await setup();
+    for (let n = 0; n < 3; n++) pushBundleReferrer(memory, 'team/app', image);
+    const found = await discoverArtifacts(client, request(), callWithin(5_000), { maxReferrers: 2 });
+    expect(found.artifacts).toHaveLength(2);
+    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', limit: 2, found: 3 }]);
+  });
+
+  it('reports a referrers list the client cut short', async () => {
+    const { memory, server, image, request } = await setup();
+    pushBundleReferrer(memory, 'team/app', image);
+    pushBundleReferrer(memory, 'team/app', image);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      limits: { referrersMaxDescriptors: 1 },
+    });
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    expect(found.artifacts).toHaveLength(1);
+    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', found: undefined }]);
+  });
+
+  it('skips unusable referrers and says why', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    memory.referrersApi = false;
+    const good = pushBundleReferrer(memory, 'team/app', image);
+    const noLayers = pushBundleReferrer(memory, 'team/app', image, { layers: [] });
+    const twoLayers = pushBundleReferrer(memory, 'team/app', image, {
+      layers: [memory.pushBlob('team/app', 'a', BUNDLE), memory.pushBlob('team/app', 'b', BUNDLE)],
+    });
+    const otherSubject = pushBundleReferrer(memory, 'team/app', { ...image, digest: sha256('other image') });
+    const sbom = pushBundleReferrer(memory, 'team/app', image, { artifactType: 'application/spdx+json' });
+    const index = memory.pushManifest('team/app', { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [] });
+    const missing = { mediaType: OCI_MANIFEST, digest: sha256('gone'), size: 1 };
+    const listed = [good, noLayers, twoLayers, otherSubject, sbom, index, missing, good].map(
+      (descriptor) => ({
+        ...descriptor,
+        artifactType: BUNDLE,
+      }),
+    );
+    listed.push({ ...good, artifactType: 'application/vnd.example.sbom' });
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: listed },
+      { tag: tagOf(image.digest, '') },
+    );
+
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+
+    expect(found.artifacts.map((artifact) => artifact.source)).toEqual([
+      `${repo.registry}/team/app@${good.digest}`,
+    ]);
+    const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
+    expect(found.skipped).toEqual([
+      { source: at(noLayers.digest), reason: 'the referrer has 0 bundle layers, not exactly one' },
+      { source: at(twoLayers.digest), reason: 'the referrer has 2 bundle layers, not exactly one' },
+      {
+        source: at(otherSubject.digest),
+        reason: `the referrer's subject is ${sha256('other image')}, not ${image.digest}`,
+      },
+      {
+        source: at(sbom.digest),
+        reason: 'the referrer\'s artifactType is "application/spdx+json", not a Sigstore bundle',
+      },
+      { source: at(index.digest), reason: 'the referrer is an index, not an image manifest' },
+      { source: at(missing.digest), reason: 'the referrer manifest is listed but does not exist' },
+    ]);
+  });
+
+  it('falls back to the descriptor for artifactType and predicateType', async () => {
+    const { memory, client, image, request } = await setup();
+    memory.referrersApi = false;
+    const referrer = pushBundleReferrer(memory, 'team/app', image, { artifactType: null });
+    const listed = {
+      ...referrer,
+      artifactType: `${BUNDLE}`,
+      annotations: { 'dev.sigstore.bundle.predicateType': 'p' },
+    };
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [listed] },
+      { tag: tagOf(image.digest, '') },
+    );
+    const [bundle] = (await discoverArtifacts(client, request(), callWithin(5_000))).artifacts;
+    expect(bundle).toMatchObject({ artifactType: BUNDLE, predicateType: 'p' });
+  });
+
+  it('leaves predicateType undefined when nobody states it', async () => {
+    const { memory, client, image, request } = await setup();
+    pushBundleReferrer(memory, 'team/app', image);
+    const [bundle] = (await discoverArtifacts(client, request(), callWithin(5_000))).artifacts;
+    expect(bundle).toMatchObject({ format: 'bundle', predicateType: undefined });
+  });
+
+  it('refuses a .sig tag that points at an index', async () => {
+    const { memory, client, image, request } = await setup();
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [] },
+      { tag: tagOf(image.digest, '.sig') },
+    );
+    const error = await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(RegistryError);
+    expect((error as RegistryError).code).toBe('MALFORMED');
+  });
+
+  it('refuses a layer announced larger than the artifact cap, before downloading it', async () => {
+    const { memory, server, client, image, request } = await setup();
+    const layer = signatureLayer(memory, 'team/app', image.digest);
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [{ ...layer, size: 2 * 1024 * 1024 }]);
+    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('TOO_LARGE');
+    expect(server.requests.some((seen) => seen.url.includes('/blobs/'))).toBe(false);
+  });
+
+  it('refuses a signature blob that does not match its layer digest', async () => {
+    const { memory, client, image, request } = await setup();
+    const layer = signatureLayer(memory, 'team/app', image.digest);
+    memory.blobs.set(`team/app@${layer.digest}`, Buffer.from('tampered'));
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [layer]);
+    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('DIGEST_MISMATCH');
+  });
+
+  it('passes registry failures on instead of reporting nothing found', async () => {
+    const server = await startServer((_request, response) => {
+      response.writeHead(500).end();
+    });
+    servers.push(server);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    });
+    const request: DiscoveryRequest = {
+      image: { registry: server.host, repository: 'a', digest: sha256('i') },
+      legacySignatures: true,
+      legacyAttestations: false,
+      bundles: false,
+    };
+    const error = (await discoverArtifacts(client, request, callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('SERVER_ERROR');
+  });
+
+  it('refuses a tag prefix that makes an invalid tag', async () => {
+    const { client, request } = await setup();
+    const error = (await discoverArtifacts(client, request({ tagPrefix: 'bad/' }), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('INVALID_REQUEST');
+    expect(error.message).toContain('tag prefix "bad/"');
+  });
+});
