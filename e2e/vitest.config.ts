@@ -1,3 +1,4 @@
 import { signetTestConfig } from '../vitest.shared.ts';
 
-export default signetTestConfig({ passWithNoTests: true });
+// One control plane per test file, files one after another: the machines have 2 cores.
+export default signetTestConfig({ serial: true, testTimeout: 300_000, hookTimeout: 600_000 });

@@ -1,0 +1,220 @@
+import { stringify } from 'yaml';
+import type { LocalCluster } from '../cluster/index.js';
+import type { AdmissionRecord } from '../webhooks/admission-log.js';
+import type { WebhookUnderTest } from '../webhooks/webhook-under-test.js';
+import {
+  type DeploymentState,
+  describeRolloutState,
+  type ReplicaSetState,
+  type RolloutState,
+  readRolloutState,
+} from './rollout-state.js';
+
+/** The label that opts a namespace into enforcement (the one policy-controller users already set). */
+export const INCLUDE_LABEL = 'policy.sigstore.dev/include';
+/** The user kube-controller-manager's deployment controller acts as (`--use-service-account-credentials`). */
+export const DEPLOYMENT_CONTROLLER_USER = 'system:serviceaccount:kube-system:deployment-controller';
+
+export interface RolloutScenarioOptions {
+  /** Image the Deployment runs before the policy applies (fails the policy). */
+  readonly unsignedImage: string;
+  /** Image the Deployment is updated to (passes the policy). */
+  readonly signedImage: string;
+  readonly namespace?: string;
+  readonly deployment?: string;
+  readonly replicas?: number;
+  /** How long the rollout may take before the scenario reports it stuck (default 60 s). */
+  readonly rolloutDeadlineMs?: number;
+  readonly onProgress?: (message: string) => void;
+}
+
+/** What happened, for the caller to assert on: the same observation for every webhook. */
+export interface RolloutObservation {
+  /** The rollout finished within the deadline (`kubectl rollout status` would succeed). */
+  readonly completed: boolean;
+  /** Seconds from the image update to completion, when it completed. */
+  readonly secondsToComplete: number | undefined;
+  /** Seconds the rollout was watched. */
+  readonly watchedSeconds: number;
+  readonly deployment: DeploymentState;
+  /** The ReplicaSet of the unsigned template, and the one of the signed template. */
+  readonly oldReplicaSet: ReplicaSetState | undefined;
+  readonly newReplicaSet: ReplicaSetState | undefined;
+  /** Admissions the webhook answered from the image update on (the probe's are left out). */
+  readonly admissions: readonly AdmissionRecord[];
+  /** Of those, the denied ReplicaSet UPDATEs sent by the deployment controller. */
+  readonly controllerDenials: readonly AdmissionRecord[];
+  /** Seconds spent in each step, for the README's figures. */
+  readonly timings: Readonly<Record<string, number>>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The stuck-rollout scenario: a Deployment runs an unsigned image in a namespace that is not yet
+ * enforced; then the namespace is opted in, the webhook registered, and the Deployment updated to a
+ * signed image. The rollout is watched until it completes or the deadline passes.
+ */
+export async function runRolloutScenario(
+  cluster: LocalCluster,
+  webhook: WebhookUnderTest,
+  options: RolloutScenarioOptions,
+): Promise<RolloutObservation> {
+  const namespace = options.namespace ?? 'test';
+  const name = options.deployment ?? 'foo-bar';
+  const report = options.onProgress ?? (() => {});
+  const timings: Record<string, number> = {};
+  const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
+    const started = Date.now();
+    const result = await work();
+    timings[step] = round((Date.now() - started) / 1000);
+    report(`${step}: done in ${timings[step]}s`);
+    return result;
+  };
+
+  await timed('namespace', () => createNamespace(cluster, namespace));
+  await timed('unsigned rollout', () => deployUnsigned(cluster, namespace, name, options));
+  await timed('enforce', async () => {
+    await cluster
+      .kubectl(['label', 'namespace', namespace, `${INCLUDE_LABEL}=true`, '--overwrite'])
+      .then(must);
+    await cluster.apply(webhook.configurations());
+    await waitForEnforcement(cluster, webhook, namespace, options.unsignedImage);
+  });
+  const before = (await webhook.admissions()).length;
+  const updated = Date.now();
+  await cluster
+    .kubectl(['set', 'image', `deployment/${name}`, `app=${options.signedImage}`, '--namespace', namespace])
+    .then(must);
+  report(`updated deployment/${name} to the signed image; watching the rollout`);
+  const { state, completedAfter } = await timed('rollout', () =>
+    watchRollout(cluster, namespace, name, options.rolloutDeadlineMs ?? 60_000, report),
+  );
+  const admissions = (await webhook.admissions()).slice(before);
+  return {
+    completed: completedAfter !== undefined,
+    secondsToComplete: completedAfter === undefined ? undefined : round(completedAfter / 1000),
+    watchedSeconds: round((Date.now() - updated) / 1000),
+    deployment: state.deployment,
+    oldReplicaSet: state.replicaSets.find((rs) => rs.image === options.unsignedImage),
+    newReplicaSet: state.replicaSets.find((rs) => rs.image === options.signedImage),
+    admissions,
+    controllerDenials: admissions.filter(
+      (a) =>
+        a.decision === 'denied' &&
+        a.kind === 'ReplicaSet' &&
+        a.operation === 'UPDATE' &&
+        a.user === DEPLOYMENT_CONTROLLER_USER,
+    ),
+    timings,
+  };
+}
+
+const round = (value: number) => Math.round(value * 10) / 10;
+
+function must(result: { exitCode: number; stderr: string; stdout: string }): void {
+  if (result.exitCode !== 0)
+    throw new Error(`kubectl failed: ${result.stderr.trim() || result.stdout.trim()}`);
+}
+
+async function createNamespace(cluster: LocalCluster, namespace: string): Promise<void> {
+  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  // The ServiceAccount admission plugin refuses Pods until the namespace's default account exists.
+  await poll(`ServiceAccount ${namespace}/default`, 30_000, async () => {
+    const result = await cluster.kubectl(['get', 'serviceaccount', 'default', '--namespace', namespace]);
+    return result.exitCode === 0 ? true : result.stderr.trim();
+  });
+}
+
+function deploymentManifest(namespace: string, name: string, replicas: number, image: string): object {
+  const labels = { app: name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      template: {
+        metadata: { labels },
+        spec: { containers: [{ name: 'app', image }] },
+      },
+    },
+  };
+}
+
+async function deployUnsigned(
+  cluster: LocalCluster,
+  namespace: string,
+  name: string,
+  options: RolloutScenarioOptions,
+): Promise<void> {
+  await cluster.apply(deploymentManifest(namespace, name, options.replicas ?? 2, options.unsignedImage));
+  const status = await cluster.kubectl(
+    ['rollout', 'status', `deployment/${name}`, '--namespace', namespace, '--timeout=90s'],
+    { timeoutMs: 100_000 },
+  );
+  if (status.exitCode !== 0) {
+    const state = await readRolloutState(cluster, namespace, name);
+    throw new Error(
+      `the unsigned Deployment did not become Ready before enforcement: ${status.stderr.trim()}; ${describeRolloutState(state)}`,
+    );
+  }
+}
+
+/**
+ * The API server picks up a new webhook configuration asynchronously. A server-side dry run of a
+ * Deployment with the unsigned image is denied once the webhook is in the path; nothing is stored.
+ */
+async function waitForEnforcement(
+  cluster: LocalCluster,
+  webhook: WebhookUnderTest,
+  namespace: string,
+  unsignedImage: string,
+): Promise<void> {
+  const probe = stringify(deploymentManifest(namespace, 'webhook-probe', 1, unsignedImage));
+  await poll(`${webhook.name} to deny an unsigned Deployment`, 30_000, async () => {
+    const result = await cluster.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: probe });
+    if (result.exitCode !== 0 && /admission webhook .* denied the request/.test(result.stderr)) return true;
+    return result.exitCode === 0 ? 'admitted' : result.stderr.trim();
+  });
+}
+
+async function watchRollout(
+  cluster: LocalCluster,
+  namespace: string,
+  name: string,
+  deadlineMs: number,
+  report: (message: string) => void,
+): Promise<{ state: RolloutState; completedAfter: number | undefined }> {
+  const started = Date.now();
+  let last = '';
+  let lastReport = 0;
+  for (;;) {
+    const state = await readRolloutState(cluster, namespace, name);
+    const elapsed = Date.now() - started;
+    const summary = describeRolloutState(state);
+    if (summary !== last || Date.now() - lastReport > 10_000) {
+      report(`[+${(elapsed / 1000).toFixed(1)}s] ${summary}`);
+      last = summary;
+      lastReport = Date.now();
+    }
+    if (state.deployment.complete) return { state, completedAfter: elapsed };
+    if (elapsed >= deadlineMs) return { state, completedAfter: undefined };
+    await sleep(1_000);
+  }
+}
+
+async function poll(what: string, timeoutMs: number, check: () => Promise<true | string>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const result = await check();
+    if (result === true) return;
+    last = result;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${last}`);
+    await sleep(250);
+  }
+}
