@@ -1,0 +1,327 @@
+// Compiles a ClusterImagePolicy's authorities once, when the policy (or a Secret or TrustRoot it
+// uses) changes: keys parsed, identities' regular expressions and CEL policies compiled, trust
+// material assembled from the trust roots each authority selects. Admission-time work is then
+// pure and synchronous (see evaluate.ts).
+//
+// Which evidence an authority requires is decided here, from the policy alone (see
+// `requirementsOf`): never by what a signature happens to carry.
+import { parseReference } from '@signet/core';
+import type {
+  Attestation,
+  Authority,
+  ClusterImagePolicy,
+  KeylessRef,
+  Policy,
+  PolicyMode,
+  Source,
+} from '@signet/k8s-types';
+import type { RepositoryRef } from '../artifacts.js';
+import { SignatureCheckError } from '../sigstore/errors.js';
+import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
+import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
+import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
+import type { CelProgram } from './cel.js';
+import { PolicyCompileError, type PolicySite } from './errors.js';
+import { compileCertificates, compileKeys, type KeyRefContext, type SecretLookup } from './keys.js';
+import { predicateTypeURI } from './predicate-types.js';
+import { type ConfigMapLookup, compilePolicyProgram, type ProgramContext } from './programs.js';
+import { trustFor } from './trust-selection.js';
+
+export interface CompileContext {
+  /** Trust roots by `trustRootRef` (and the public-good root); the embedded public-good root only by default. */
+  readonly trustRoots?: TrustRootResolver;
+  /** Secrets for `key.secretRef` and `ca-cert.secretRef`. Without it, those authorities fail as unavailable. */
+  readonly lookupSecret?: SecretLookup;
+  /** Namespace of a `secretRef`/`configMapRef` without one: policy-controller's own (default `cosign-system`). */
+  readonly systemNamespace?: string;
+  /** ConfigMaps for `policy.configMapRef`. Without it, such policies are refused at compile time. */
+  readonly lookupConfigMap?: ConfigMapLookup;
+}
+
+/** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
+export interface AuthoritySource {
+  /** `source[].oci`: the signature repository, when not the image's own. */
+  readonly signatureRepository: RepositoryRef | undefined;
+  /** `source[].tagPrefix` for the legacy `.sig`/`.att` tags. */
+  readonly tagPrefix: string | undefined;
+  /** `source[].signaturePullSecrets` names, for the caller to resolve in the admitted object's namespace. */
+  readonly signaturePullSecrets: readonly string[];
+}
+
+export interface CompiledAttestation {
+  readonly name: string;
+  /** As written in the policy (`slsaprovenance`, or a URI). */
+  readonly requested: string;
+  /** The predicate type URI that must match the statement's `predicateType`. */
+  readonly predicateType: string;
+  readonly policy: CelProgram | undefined;
+}
+
+interface AuthorityBase {
+  /** `name`, or `authority-<index>` as upstream defaults it. */
+  readonly name: string;
+  readonly index: number;
+  readonly sources: readonly AuthoritySource[];
+  /** Which artifacts the authority considers: legacy `.sig`/`.att` tags, or Sigstore bundle referrers. */
+  readonly signatureFormat: 'legacy' | 'bundle';
+  /** Wanted attestations; an authority with none verifies signatures instead. */
+  readonly attestations: readonly CompiledAttestation[];
+}
+
+export type CompiledAuthority =
+  | (AuthorityBase & {
+      readonly type: 'static';
+      readonly action: 'pass' | 'fail';
+      readonly message: string | undefined;
+    })
+  | (AuthorityBase & {
+      readonly type: 'key' | 'keyless';
+      readonly requirements: Requirements;
+      /** Ready to verify with; `undefined` when {@link unavailable} says why not. */
+      readonly check: SignatureCheck | undefined;
+      /** A Secret or trust root the authority needs is missing: every admission fails with this. */
+      readonly unavailable: SignatureCheckError | undefined;
+    });
+
+/** The spec-level `policy` (CEL) and what it asks the caller to provide. */
+export interface CompiledSpecPolicy {
+  readonly program: CelProgram;
+  readonly includeSpec: boolean;
+  readonly includeObjectMeta: boolean;
+  readonly includeTypeMeta: boolean;
+  readonly fetchConfigFile: boolean;
+}
+
+/** A ClusterImagePolicy's authorities, compiled. Immutable. */
+export interface CompiledAuthorities {
+  /** The ClusterImagePolicy's name. */
+  readonly policy: string;
+  readonly mode: PolicyMode;
+  readonly authorities: readonly CompiledAuthority[];
+  readonly specPolicy: CompiledSpecPolicy | undefined;
+}
+
+export const DEFAULT_SYSTEM_NAMESPACE = 'cosign-system';
+
+/**
+ * Compiles `cip`'s authorities and spec-level policy. Throws {@link PolicyCompileError} when the
+ * policy cannot be enforced as written (CUE/Rego policies, KMS keys, bad PEM, regexp or CEL). A
+ * missing Secret or an unloadable trust root does not throw: that authority fails at admission
+ * with an `infrastructure` failure, and the others still count.
+ */
+export async function compileAuthorities(
+  cip: ClusterImagePolicy,
+  context: CompileContext = {},
+): Promise<CompiledAuthorities> {
+  const policy = cip.metadata.name;
+  const resolver = context.trustRoots ?? trustRootResolver([]);
+  const authorities = await Promise.all(
+    cip.spec.authorities.map((authority, index) =>
+      compileAuthority(policy, authority, index, context, resolver),
+    ),
+  );
+  const specPolicy =
+    cip.spec.policy === undefined ? undefined : compileSpecPolicy(policy, cip.spec.policy, context);
+  return Object.freeze({
+    policy,
+    mode: cip.spec.mode ?? 'enforce',
+    authorities: Object.freeze(authorities),
+    specPolicy,
+  });
+}
+
+async function compileAuthority(
+  policy: string,
+  authority: Authority,
+  index: number,
+  context: CompileContext,
+  resolver: TrustRootResolver,
+): Promise<CompiledAuthority> {
+  const name = authority.name || `authority-${index}`;
+  const site: PolicySite = {
+    policy,
+    path: `spec.authorities[${index}]`,
+    label: `authority ${JSON.stringify(name)}`,
+  };
+  const base: AuthorityBase = {
+    name,
+    index,
+    sources: compileSources(authority.source ?? [], site),
+    signatureFormat: authority.signatureFormat ?? 'legacy',
+    attestations: (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
+  };
+  if (authority.static !== undefined) {
+    return Object.freeze({
+      ...base,
+      type: 'static',
+      action: authority.static.action,
+      message: authority.static.message,
+    });
+  }
+  const keyContext: KeyRefContext = {
+    lookupSecret: context.lookupSecret,
+    secretNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+  };
+  const signer = compileSigner(authority, site, name, keyContext);
+  const requirements = requirementsOf(authority);
+  const type = authority.key !== undefined ? 'key' : 'keyless';
+  if (signer instanceof SignatureCheckError) {
+    return Object.freeze({ ...base, type, requirements, check: undefined, unavailable: signer });
+  }
+  const trust = await trustFor(authority, requirements, signer.caCertificates, resolver);
+  if (trust instanceof SignatureCheckError) {
+    return Object.freeze({ ...base, type, requirements, check: undefined, unavailable: trust });
+  }
+  const check: SignatureCheck = Object.freeze({ signer: signer.policy, requirements, trust });
+  return Object.freeze({ ...base, type, requirements, check, unavailable: undefined });
+}
+
+/**
+ * The threshold rules. Key authority: a transparency-log entry only with `ctlog` (upstream's
+ * semantics: without `ctlog` no log is consulted), an RFC 3161 timestamp only with
+ * `rfc3161timestamp`. Keyless: an SCT unless `insecureIgnoreSCT`; an RFC 3161 timestamp with
+ * `rfc3161timestamp`; a log entry unless only `rfc3161timestamp` is given (both when both are).
+ */
+export function requirementsOf(authority: Authority): Requirements {
+  const timestampAuthority = authority.rfc3161timestamp !== undefined;
+  if (authority.key !== undefined)
+    return { tlog: authority.ctlog !== undefined, timestampAuthority, sct: false };
+  return {
+    tlog: authority.ctlog !== undefined || !timestampAuthority,
+    timestampAuthority,
+    sct: authority.keyless?.insecureIgnoreSCT !== true,
+  };
+}
+
+interface CompiledSigner {
+  readonly policy: SignerPolicy;
+  readonly caCertificates: Buffer[] | undefined;
+}
+
+function compileSigner(
+  authority: Authority,
+  site: PolicySite,
+  name: string,
+  context: KeyRefContext,
+): CompiledSigner | SignatureCheckError {
+  if (authority.key !== undefined) {
+    const keys = compileKeys(authority.key, { ...site, path: `${site.path}.key`, authority: name }, context);
+    if (keys instanceof SignatureCheckError) return keys;
+    return {
+      policy: { type: 'key', keys, hashAlgorithm: authority.key.hashAlgorithm || undefined },
+      caCertificates: undefined,
+    };
+  }
+  if (authority.keyless === undefined) {
+    throw new PolicyCompileError(
+      'INVALID_AUTHORITY',
+      site,
+      'exactly one of key, keyless or static is required',
+    );
+  }
+  const identities = compileIdentities(authority.keyless, site);
+  const caCert = authority.keyless['ca-cert'];
+  const caCertificates =
+    caCert === undefined
+      ? undefined
+      : compileCertificates(
+          caCert,
+          { ...site, path: `${site.path}.keyless.ca-cert`, authority: name },
+          context,
+        );
+  if (caCertificates instanceof SignatureCheckError) return caCertificates;
+  return { policy: { type: 'keyless', identities }, caCertificates };
+}
+
+function compileIdentities(keyless: KeylessRef, site: PolicySite): CompiledIdentity[] {
+  return keyless.identities.map((identity, i) => {
+    try {
+      return compileIdentity(identity);
+    } catch (error) {
+      const code = error instanceof SyntaxError ? 'INVALID_REGEXP' : 'INVALID_AUTHORITY';
+      throw new PolicyCompileError(
+        code,
+        { ...site, path: `${site.path}.keyless.identities[${i}]` },
+        String(error),
+        {
+          cause: error,
+        },
+      );
+    }
+  });
+}
+
+function compileSources(sources: readonly Source[], site: PolicySite): AuthoritySource[] {
+  if (sources.length === 0)
+    return [{ signatureRepository: undefined, tagPrefix: undefined, signaturePullSecrets: [] }];
+  return sources.map((source, i) => ({
+    signatureRepository: source.oci
+      ? repositoryOf(source.oci, { ...site, path: `${site.path}.source[${i}].oci` })
+      : undefined,
+    tagPrefix: source.tagPrefix || undefined,
+    signaturePullSecrets: (source.signaturePullSecrets ?? []).flatMap((ref) => (ref.name ? [ref.name] : [])),
+  }));
+}
+
+function repositoryOf(oci: string, site: PolicySite): RepositoryRef {
+  let reference: ReturnType<typeof parseReference>;
+  try {
+    reference = parseReference(oci);
+  } catch (error) {
+    throw new PolicyCompileError('INVALID_SOURCE', site, `${JSON.stringify(oci)} is not a repository`, {
+      cause: error,
+    });
+  }
+  if (reference.tag !== undefined || reference.digest !== undefined) {
+    throw new PolicyCompileError(
+      'INVALID_SOURCE',
+      site,
+      `${JSON.stringify(oci)} must name a repository, without tag or digest`,
+    );
+  }
+  return { registry: reference.registry, repository: reference.repository };
+}
+
+function compileAttestation(
+  attestation: Attestation,
+  site: PolicySite,
+  index: number,
+  context: CompileContext,
+): CompiledAttestation {
+  const attestationSite: PolicySite = {
+    ...site,
+    path: `${site.path}.attestations[${index}]`,
+    label: `${site.label}, attestation ${JSON.stringify(attestation.name)}`,
+  };
+  return Object.freeze({
+    name: attestation.name,
+    requested: attestation.predicateType,
+    predicateType: predicateTypeURI(attestation.predicateType),
+    policy:
+      attestation.policy === undefined
+        ? undefined
+        : compilePolicyProgram(
+            attestation.policy,
+            { ...attestationSite, path: `${attestationSite.path}.policy` },
+            programContext(context),
+          ),
+  });
+}
+
+function compileSpecPolicy(policy: string, spec: Policy, context: CompileContext): CompiledSpecPolicy {
+  const site: PolicySite = { policy, path: 'spec.policy', label: 'policy of the ClusterImagePolicy' };
+  return Object.freeze({
+    program: compilePolicyProgram(spec, site, programContext(context)),
+    includeSpec: spec.includeSpec === true,
+    includeObjectMeta: spec.includeObjectMeta === true,
+    includeTypeMeta: spec.includeTypeMeta === true,
+    fetchConfigFile: spec.fetchConfigFile === true,
+  });
+}
+
+function programContext(context: CompileContext): ProgramContext {
+  return {
+    lookupConfigMap: context.lookupConfigMap,
+    systemNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+  };
+}

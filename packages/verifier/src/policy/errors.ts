@@ -1,0 +1,54 @@
+/** Why a ClusterImagePolicy cannot be compiled. Callers branch on the code, never on the message. */
+export type PolicyCompileCode =
+  /** A policy `type` other than `cel` (`cue`, `rego`, ...). */
+  | 'UNSUPPORTED_POLICY_TYPE'
+  /** A policy from `remote` (needs the network), or a `configMapRef` without a ConfigMap lookup. */
+  | 'UNSUPPORTED_POLICY_SOURCE'
+  /** `key.kms`: KMS keys are not supported yet. */
+  | 'UNSUPPORTED_KMS'
+  /** A public key that does not parse. */
+  | 'INVALID_KEY'
+  /** A `ca-cert` certificate that does not parse. */
+  | 'INVALID_CERTIFICATE'
+  /** An `issuerRegExp`/`subjectRegExp` that is not a valid regular expression. */
+  | 'INVALID_REGEXP'
+  /** A CEL expression that does not parse. */
+  | 'INVALID_CEL'
+  /** A `source[].oci` that is not a repository name. */
+  | 'INVALID_SOURCE'
+  /** An authority that no parser should have let through (no key, keyless or static). */
+  | 'INVALID_AUTHORITY';
+
+/** Where in a ClusterImagePolicy a problem is: field path and a label naming the authority/attestation. */
+export interface PolicySite {
+  readonly policy: string;
+  /** `spec.authorities[0].attestations[1].policy`. */
+  readonly path: string;
+  /** `authority "release", attestation "provenance"`. */
+  readonly label: string;
+}
+
+/**
+ * A ClusterImagePolicy cannot be enforced as written. The message names the policy, the field
+ * path and the authority or attestation: `ClusterImagePolicy "p": spec.authorities[0] (authority
+ * "a"): ...`.
+ */
+export class PolicyCompileError extends Error {
+  override readonly name = 'PolicyCompileError';
+  readonly code: PolicyCompileCode;
+  readonly policy: string;
+  /** Field path inside the policy: `spec.authorities[0].attestations[1].policy`. */
+  readonly path: string;
+  readonly problem: string;
+
+  constructor(code: PolicyCompileCode, where: PolicySite, problem: string, options?: ErrorOptions) {
+    super(
+      `ClusterImagePolicy ${JSON.stringify(where.policy)}: ${where.path} (${where.label}): ${problem}`,
+      options,
+    );
+    this.code = code;
+    this.policy = where.policy;
+    this.path = where.path;
+    this.problem = problem;
+  }
+}

@@ -1,0 +1,244 @@
+// Admission-time evaluation of one authority: the artifacts the registry layer found for the
+// image digest, decoded, verified, bound to the digest, and (for attestations) matched by
+// predicate type and CEL policy. Pure and synchronous; never throws.
+import type { FailureKind } from '@signet/core';
+import type { DigestRef, DiscoveryRequest, FoundArtifact } from '../artifacts.js';
+import { decodeArtifact } from '../sigstore/decode.js';
+import { SignatureCheckError } from '../sigstore/errors.js';
+import { COSIGN_SIGN_PREDICATE_TYPE, type InTotoStatement } from '../sigstore/payload.js';
+import { type SignerIdentity, type VerifiedArtifact, verifyArtifact } from '../sigstore/verify.js';
+import type { CompiledAttestation, CompiledAuthority } from './compile.js';
+import {
+  type ArtifactCounts,
+  type AuthorityCheck,
+  type CheckFailure,
+  failureOf,
+  type RejectedArtifact,
+} from './results.js';
+
+/** Discovery requests for `authority` and `image`: one per `source[]` entry. */
+export function discoveryRequests(authority: CompiledAuthority, image: DigestRef): DiscoveryRequest[] {
+  if (authority.type === 'static') return [];
+  const attestations = authority.attestations.length > 0;
+  const legacy = authority.signatureFormat === 'legacy';
+  return authority.sources.map((source) => ({
+    image,
+    ...(source.signatureRepository === undefined ? {} : { signatureRepository: source.signatureRepository }),
+    ...(source.tagPrefix === undefined ? {} : { tagPrefix: source.tagPrefix }),
+    legacySignatures: legacy && !attestations,
+    legacyAttestations: legacy && attestations,
+    bundles: !legacy,
+  }));
+}
+
+/** Verifies `artifacts` (found for `digest`) against one authority. Never throws. */
+export function verifyAuthority(
+  authority: CompiledAuthority,
+  digest: string,
+  artifacts: readonly FoundArtifact[],
+): AuthorityCheck {
+  const name = authority.name;
+  if (authority.type === 'static') return staticCheck(authority);
+  const none: ArtifactCounts = { found: 0, verified: 0 };
+  if (authority.check === undefined) {
+    const error =
+      authority.unavailable ?? new SignatureCheckError('VERIFIER_ERROR', 'authority was not compiled');
+    return {
+      authority: name,
+      passed: false,
+      failure: failureOf(error.code, error.message, error),
+      counts: none,
+      rejected: [],
+    };
+  }
+  const check = authority.check;
+  const wantsAttestations = authority.attestations.length > 0;
+  const considered = artifacts.filter((artifact) => considers(authority, artifact));
+  const verified: VerifiedArtifact[] = [];
+  const rejected: RejectedArtifact[] = [];
+  for (const artifact of considered) {
+    try {
+      const result = verifyArtifact(decodeArtifact(artifact), check, digest);
+      if (!wantsAttestations) requireSignaturePredicate(result);
+      verified.push(result);
+    } catch (error) {
+      rejected.push({ source: artifact.source, format: artifact.format, error: asCheckError(error) });
+    }
+  }
+  const counts = { found: considered.length, verified: verified.length };
+  const noun = wantsAttestations ? 'attestation' : 'signature';
+  if (verified.length === 0) {
+    return { authority: name, passed: false, failure: noValid(noun, counts, rejected), counts, rejected };
+  }
+  if (!wantsAttestations) {
+    const signer = verified[0]?.signer;
+    return {
+      authority: name,
+      passed: true,
+      signer,
+      static: false,
+      counts,
+      signatures: verified,
+      attestations: {},
+      rejected,
+    };
+  }
+  return attestationCheck(name, authority.attestations, verified, counts, rejected);
+}
+
+function staticCheck(authority: Extract<CompiledAuthority, { type: 'static' }>): AuthorityCheck {
+  const counts = { found: 0, verified: 0 };
+  if (authority.action === 'pass') {
+    return {
+      authority: authority.name,
+      passed: true,
+      signer: undefined,
+      static: true,
+      counts,
+      signatures: [],
+      attestations: {},
+      rejected: [],
+    };
+  }
+  const reason = `disallowed by static policy${authority.message ? `: ${authority.message}` : ''}`;
+  return {
+    authority: authority.name,
+    passed: false,
+    failure: failureOf('STATIC_FAIL', reason),
+    counts,
+    rejected: [],
+  };
+}
+
+/** Which found artifacts an authority looks at: its `signatureFormat`, signatures or attestations. */
+function considers(authority: CompiledAuthority, artifact: FoundArtifact): boolean {
+  const attestations = authority.attestations.length > 0;
+  if (authority.signatureFormat === 'bundle') {
+    // Unsigned hint only: a signature authority skips bundles announced as other attestations.
+    return (
+      artifact.format === 'bundle' &&
+      (attestations ||
+        artifact.predicateType === undefined ||
+        artifact.predicateType === COSIGN_SIGN_PREDICATE_TYPE)
+    );
+  }
+  return artifact.format === (attestations ? 'legacy-attestation' : 'legacy-signature');
+}
+
+/** A DSSE bundle counts as an image signature only with cosign's signing predicate type. */
+function requireSignaturePredicate(result: VerifiedArtifact): void {
+  const type = result.statement?.predicateType;
+  if (type !== undefined && type !== COSIGN_SIGN_PREDICATE_TYPE) {
+    throw new SignatureCheckError(
+      'PREDICATE_TYPE_MISMATCH',
+      `bundle holds a ${JSON.stringify(type)} attestation, not an image signature (${COSIGN_SIGN_PREDICATE_TYPE})`,
+    );
+  }
+}
+
+function asCheckError(error: unknown): SignatureCheckError {
+  if (error instanceof SignatureCheckError) return error;
+  return new SignatureCheckError('VERIFIER_ERROR', 'unexpected error while verifying', { cause: error });
+}
+
+const MAX_REASONS = 3;
+
+function noValid(noun: string, counts: ArtifactCounts, rejected: readonly RejectedArtifact[]): CheckFailure {
+  if (counts.found === 0) return failureOf('NO_SIGNATURES', `no ${noun} found`);
+  const messages = [...new Set(rejected.map((r) => r.error.message))];
+  const shown = messages.slice(0, MAX_REASONS).join('; ');
+  const more = messages.length > MAX_REASONS ? `; and ${messages.length - MAX_REASONS} more` : '';
+  const reason = `no valid ${noun}: ${counts.found} found, 0 verified (${shown}${more})`;
+  const kind: FailureKind = rejected.every((r) => r.error.kind === 'infrastructure')
+    ? 'infrastructure'
+    : 'policy';
+  return { kind, reason, code: 'NO_VALID_SIGNATURE', cause: causeOf(rejected) };
+}
+
+function causeOf(rejected: readonly RejectedArtifact[]): Error | undefined {
+  const errors = rejected.map((r) => new Error(r.source, { cause: r.error }));
+  if (errors.length <= 1) return errors[0];
+  return new AggregateError(errors, '');
+}
+
+/** A verified attestation: DSSE content, so it always has a statement. */
+type Attested = VerifiedArtifact & { readonly statement: InTotoStatement };
+
+function isAttested(artifact: VerifiedArtifact): artifact is Attested {
+  return artifact.statement !== undefined;
+}
+
+function attestationCheck(
+  authority: string,
+  wanted: readonly CompiledAttestation[],
+  verified: readonly VerifiedArtifact[],
+  counts: ArtifactCounts,
+  rejected: readonly RejectedArtifact[],
+): AuthorityCheck {
+  const attested = verified.filter(isAttested);
+  const passing: Record<string, readonly VerifiedArtifact[]> = {};
+  const signers: SignerIdentity[] = [];
+  for (const attestation of wanted) {
+    const outcome = checkAttestation(attestation, attested);
+    if ('reason' in outcome) return { authority, passed: false, failure: outcome, counts, rejected };
+    passing[attestation.name] = outcome;
+    signers.push(...outcome.map((artifact) => artifact.signer));
+  }
+  return {
+    authority,
+    passed: true,
+    signer: signers[0],
+    static: false,
+    counts,
+    signatures: [],
+    attestations: passing,
+    rejected,
+  };
+}
+
+function checkAttestation(
+  attestation: CompiledAttestation,
+  attested: readonly Attested[],
+): readonly Attested[] | CheckFailure {
+  const matching = attested.filter((a) => a.statement.predicateType === attestation.predicateType);
+  if (matching.length === 0) {
+    const seen = [...new Set(attested.map((a) => a.statement.predicateType))].join(', ');
+    return failureOf(
+      'NO_MATCHING_ATTESTATION',
+      `no verified attestation of type ${JSON.stringify(attestation.requested)} (${attestation.predicateType}) for ${JSON.stringify(attestation.name)}: ${attested.length} verified, of types ${seen}`,
+    );
+  }
+  const program = attestation.policy;
+  if (program === undefined) return matching;
+  const failures: Error[] = [];
+  const passed = matching.filter((artifact) => {
+    const outcome = program.evaluate(attestationBindings(artifact));
+    if (!outcome.passed)
+      failures.push(new Error(`${artifact.source}: ${outcome.reason}`, { cause: outcome.cause }));
+    return outcome.passed;
+  });
+  if (passed.length > 0) return passed;
+  const reasons = [...new Set(failures.map((failure) => failure.message))];
+  const shown = reasons.slice(0, MAX_REASONS).join('; ');
+  return failureOf(
+    'ATTESTATION_POLICY_FAILED',
+    `attestation ${JSON.stringify(attestation.name)} policy failed for all ${matching.length} of type ${attestation.predicateType} (${shown})`,
+    failures.length === 1 ? failures[0] : new AggregateError(failures, ''),
+  );
+}
+
+/**
+ * What an attestation's CEL policy sees: `predicateType` (string), `predicate` (the predicate JSON,
+ * `null` when absent), `subject` (the statement's subject list), `statement` (the whole in-toto
+ * Statement) and `signer` (`{type: "keyless", issuer, subject}` or `{type: "key", name, fingerprint}`).
+ */
+export function attestationBindings(artifact: Attested): Record<string, unknown> {
+  const statement = artifact.statement;
+  return {
+    predicateType: statement.predicateType,
+    predicate: statement.predicate,
+    subject: statement.json.subject,
+    statement: statement.json,
+    signer: { ...artifact.signer },
+  };
+}

@@ -1,0 +1,418 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type CompiledAuthority, compileAuthorities, requirementsOf } from '../../src/policy/compile.js';
+import { PolicyCompileError } from '../../src/policy/errors.js';
+import { trustRootResolver } from '../../src/trust/compile.js';
+import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
+import {
+  ecKeyPair,
+  GITHUB_ISSUER,
+  type Infra,
+  makeInfra,
+  publicPem,
+  trustedRootDocument,
+} from '../support/fixtures.js';
+import { clusterImagePolicy } from '../support/policies.js';
+
+const KEY_PEM = publicPem(ecKeyPair());
+const keyless = { identities: [{ issuer: GITHUB_ISSUER, subjectRegExp: '.*' }] };
+
+let infra: Infra;
+beforeAll(async () => {
+  infra = await makeInfra();
+});
+
+const resolver = () => trustRootResolver([], { publicGood: infra.trustRoot });
+
+async function compileOne(authority: Record<string, unknown>, context = {}): Promise<CompiledAuthority> {
+  const compiled = await compileAuthorities(clusterImagePolicy([authority]), {
+    trustRoots: resolver(),
+    ...context,
+  });
+  const [first] = compiled.authorities;
+  if (first === undefined) throw new Error('no authority');
+  return first;
+}
+
+async function compileError(
+  authority: Record<string, unknown>,
+  spec: Record<string, unknown> = {},
+  context = {},
+): Promise<PolicyCompileError> {
+  try {
+    await compileAuthorities(clusterImagePolicy([authority], spec), { trustRoots: resolver(), ...context });
+  } catch (error) {
+    if (error instanceof PolicyCompileError) return error;
+    throw error;
+  }
+  throw new Error('expected a PolicyCompileError');
+}
+
+describe('policies Signet refuses at compile time', () => {
+  it('refuse a CUE attestation policy, naming the policy, authority and attestation, and pointing to CEL', async () => {
+    const error = await compileError({
+      name: 'ci',
+      keyless,
+      attestations: [
+        {
+          name: 'provenance',
+          predicateType: 'slsaprovenance',
+          policy: { type: 'cue', data: 'predicate: {}' },
+        },
+      ],
+    });
+    expect(error.code).toBe('UNSUPPORTED_POLICY_TYPE');
+    expect(error.message).toBe(
+      'ClusterImagePolicy "release": spec.authorities[0].attestations[0].policy (authority "ci", attestation "provenance"): policy type "cue" is not supported; Signet evaluates policies of type "cel" (rewrite the cue policy in CEL)',
+    );
+    expect(error).toMatchObject({ policy: 'release', path: 'spec.authorities[0].attestations[0].policy' });
+  });
+
+  it('refuse a Rego spec-level policy', async () => {
+    const error = await compileError(
+      { key: { data: KEY_PEM } },
+      { policy: { type: 'rego', data: 'package sigstore' } },
+    );
+    expect(error.code).toBe('UNSUPPORTED_POLICY_TYPE');
+    expect(error.message).toContain(
+      'ClusterImagePolicy "release": spec.policy (policy of the ClusterImagePolicy): policy type "rego"',
+    );
+  });
+
+  it('refuse KMS keys', async () => {
+    const error = await compileError({ key: { kms: 'awskms:///arn:aws:kms:us-east-1:1:key/x' } });
+    expect(error.code).toBe('UNSUPPORTED_KMS');
+    expect(error.message).toContain(
+      'spec.authorities[0].key (authority "authority-0"): KMS keys are not supported yet',
+    );
+  });
+
+  it('refuse keys, certificates, expressions and sources that do not parse', async () => {
+    expect((await compileError({ key: { data: 'not pem' } })).code).toBe('INVALID_KEY');
+    const certPem = `-----BEGIN CERTIFICATE-----\n${Buffer.from(infra.ca.rootCertificate.buffer).toString('base64')}\n-----END CERTIFICATE-----\n`;
+    expect((await compileError({ key: { data: certPem } })).code).toBe('INVALID_KEY');
+    expect((await compileError({ keyless: { ...keyless, 'ca-cert': { data: KEY_PEM } } })).code).toBe(
+      'INVALID_CERTIFICATE',
+    );
+    expect(
+      (await compileError({ keyless: { identities: [{ issuer: 'x', subjectRegExp: '(' }] } })).code,
+    ).toBe('INVALID_REGEXP');
+    const cel = await compileError({
+      keyless,
+      attestations: [{ name: 'a', predicateType: 'x', policy: { type: 'cel', data: 'predicate.' } }],
+    });
+    expect(cel.code).toBe('INVALID_CEL');
+    expect(cel.message).toContain('CEL does not parse: <input>:1:10: found . but expecting end of input');
+    expect((await compileError({ key: { data: KEY_PEM }, source: [{ oci: 'Not A Repo!' }] })).code).toBe(
+      'INVALID_SOURCE',
+    );
+    expect(
+      (await compileError({ key: { data: KEY_PEM }, source: [{ oci: 'registry.example/sigs:v1' }] })).message,
+    ).toContain('must name a repository, without tag or digest');
+  });
+
+  it('refuse remote policies and configMapRef without a lookup', async () => {
+    const remote = await compileError({
+      keyless,
+      attestations: [
+        { name: 'a', predicateType: 'x', policy: { type: 'cel', remote: { url: 'https://x' } } },
+      ],
+    });
+    expect(remote.code).toBe('UNSUPPORTED_POLICY_SOURCE');
+    const configMap = { type: 'cel', configMapRef: { name: 'policies', key: 'release' } };
+    expect(
+      (await compileError({ keyless, attestations: [{ name: 'a', predicateType: 'x', policy: configMap }] }))
+        .message,
+    ).toContain('configMapRef policies need a ConfigMap lookup');
+    expect(
+      (
+        await compileError({
+          keyless,
+          attestations: [{ name: 'a', predicateType: 'x', policy: { type: 'cel' } }],
+        })
+      ).message,
+    ).toContain('the policy has no data');
+  });
+});
+
+describe('compiled authorities', () => {
+  it('name authorities as upstream defaults them and freeze the result', async () => {
+    const compiled = await compileAuthorities(
+      clusterImagePolicy([{ key: { data: KEY_PEM } }, { name: 'b', static: { action: 'pass' } }]),
+      {
+        trustRoots: resolver(),
+      },
+    );
+    expect(compiled.authorities.map((a) => a.name)).toEqual(['authority-0', 'b']);
+    expect(compiled).toMatchObject({ policy: 'release', mode: 'enforce', specPolicy: undefined });
+    expect(Object.isFrozen(compiled)).toBe(true);
+    expect(Object.isFrozen(compiled.authorities[0])).toBe(true);
+  });
+
+  it('read every PEM key inline and every entry of a Secret', async () => {
+    const two = `${publicPem(ecKeyPair())}${publicPem(ecKeyPair())}`;
+    const inline = await compileOne({ name: 'release-2026', key: { data: two, hashAlgorithm: 'sha384' } });
+    expect(inline.type === 'key' && inline.check?.signer).toMatchObject({
+      type: 'key',
+      hashAlgorithm: 'sha384',
+      keys: [{ name: 'release-2026#1' }, { name: 'release-2026#2' }],
+    });
+    const lookups: string[] = [];
+    const lookupSecret = (namespace: string, name: string) => {
+      lookups.push(`${namespace}/${name}`);
+      return { 'b.pub': Buffer.from(two), 'a.pub': Buffer.from(KEY_PEM) };
+    };
+    const fromSecret = await compileOne(
+      { key: { secretRef: { name: 'keys' } } },
+      { lookupSecret, systemNamespace: 'signet' },
+    );
+    expect(lookups).toEqual(['signet/keys']);
+    expect(
+      fromSecret.type === 'key' &&
+        fromSecret.check?.signer.type === 'key' &&
+        fromSecret.check.signer.keys.map((k) => k.name),
+    ).toEqual(['keys/a.pub', 'keys/b.pub#1', 'keys/b.pub#2']);
+    expect(
+      (
+        await compileError(
+          { key: { secretRef: { name: 'keys' } } },
+          {},
+          { lookupSecret: () => ({ k: Buffer.from('junk') }) },
+        )
+      ).code,
+    ).toBe('INVALID_KEY');
+  });
+
+  it('leave an authority whose Secret is missing unavailable, without failing the policy', async () => {
+    const missing = await compileOne(
+      { key: { secretRef: { name: 'gone', namespace: 'ns' } } },
+      { lookupSecret: () => undefined },
+    );
+    expect(missing).toMatchObject({
+      type: 'key',
+      check: undefined,
+      unavailable: { code: 'SECRET_UNAVAILABLE', message: 'Secret ns/gone not found' },
+    });
+    const empty = await compileOne(
+      { keyless: { ...keyless, 'ca-cert': { secretRef: { name: 'ca' } } } },
+      { lookupSecret: () => ({}) },
+    );
+    expect(empty).toMatchObject({
+      unavailable: { code: 'SECRET_UNAVAILABLE', message: 'Secret cosign-system/ca holds no data' },
+    });
+  });
+
+  it('leave an authority whose trust root is missing or incomplete unavailable', async () => {
+    const unknown = await compileOne({ keyless: { ...keyless, trustRootRef: 'private' } });
+    expect(unknown).toMatchObject({
+      unavailable: {
+        code: 'TRUST_ROOT_UNAVAILABLE',
+        kind: 'infrastructure',
+        cause: { code: 'TRUST_ROOT_NOT_FOUND' },
+      },
+    });
+    const caOnly = trustRootFromJSON(trustedRootDocument({ ca: infra.ca }), { name: 'ca-only' });
+    const trustRoots = trustRootResolver([caOnly], { publicGood: infra.trustRoot });
+    const compile = (authority: Record<string, unknown>) => compileOne(authority, { trustRoots });
+    expect(
+      (await compile({ keyless: { ...keyless, trustRootRef: 'ca-only' } })).type === 'keyless' &&
+        (await compile({ keyless: { ...keyless, trustRootRef: 'ca-only' } })),
+    ).toMatchObject({
+      unavailable: {
+        message:
+          'TrustRoot "ca-only" has no CT logs, and the authority requires an SCT (set insecureIgnoreSCT to skip)',
+      },
+    });
+    expect(
+      await compile({ keyless: { ...keyless, trustRootRef: 'ca-only', insecureIgnoreSCT: true } }),
+    ).toMatchObject({
+      unavailable: {
+        message: 'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry',
+      },
+    });
+    expect(
+      await compile({ key: { data: KEY_PEM }, rfc3161timestamp: { trustRootRef: 'ca-only' } }),
+    ).toMatchObject({
+      unavailable: {
+        message:
+          'TrustRoot "ca-only" has no timestamp authorities, and the authority requires an RFC 3161 timestamp',
+      },
+    });
+    const empty = trustRootFromJSON(trustedRootDocument({ tlog: infra.tlog }), { name: 'no-ca' });
+    expect(
+      await compileOne(
+        { keyless: { ...keyless, trustRootRef: 'no-ca' } },
+        { trustRoots: trustRootResolver([empty]) },
+      ),
+    ).toMatchObject({
+      unavailable: {
+        message:
+          'TrustRoot "no-ca" has no certificate authorities, and the authority requires a certificate (keyless)',
+      },
+    });
+  });
+
+  it('keep signature sources for the registry layer', async () => {
+    const compiled = await compileOne({
+      key: { data: KEY_PEM },
+      source: [
+        {
+          oci: 'docker.io/acme/signatures',
+          tagPrefix: 'v1-',
+          signaturePullSecrets: [{ name: 'pull' }, { name: '' }],
+        },
+        {},
+      ],
+    });
+    expect(compiled.sources).toEqual([
+      {
+        signatureRepository: { registry: 'index.docker.io', repository: 'acme/signatures' },
+        tagPrefix: 'v1-',
+        signaturePullSecrets: ['pull'],
+      },
+      { signatureRepository: undefined, tagPrefix: undefined, signaturePullSecrets: [] },
+    ]);
+  });
+
+  it('compile attestations with cosign short predicate type names', async () => {
+    const compiled = await compileOne({
+      keyless,
+      attestations: [
+        { name: 'a', predicateType: 'slsaprovenance' },
+        { name: 'b', predicateType: 'spdxjson' },
+        { name: 'c', predicateType: 'https://example.com/custom/v1', policy: { type: 'cel', data: 'true' } },
+      ],
+    });
+    expect(compiled.attestations.map((a) => a.predicateType)).toEqual([
+      'https://slsa.dev/provenance/v0.2',
+      'https://spdx.dev/Document',
+      'https://example.com/custom/v1',
+    ]);
+    expect(compiled.attestations[2]?.policy?.source).toBe('true');
+  });
+
+  it('read CEL from a ConfigMap through the injected lookup', async () => {
+    const lookupConfigMap = (namespace: string, name: string) =>
+      namespace === 'ns' && name === 'p' ? { rule: 'predicate.ok' } : undefined;
+    const policy = (ref: Record<string, unknown>) => ({
+      keyless,
+      attestations: [{ name: 'a', predicateType: 'x', policy: { type: 'cel', configMapRef: ref } }],
+    });
+    const compiled = await compileOne(policy({ name: 'p', namespace: 'ns', key: 'rule' }), {
+      lookupConfigMap,
+    });
+    expect(compiled.attestations[0]?.policy?.source).toBe('predicate.ok');
+    expect(
+      (await compileError(policy({ name: 'q', namespace: 'ns', key: 'rule' }), {}, { lookupConfigMap }))
+        .message,
+    ).toContain('ConfigMap ns/q not found');
+    expect(
+      (await compileError(policy({ name: 'p', namespace: 'ns', key: 'other' }), {}, { lookupConfigMap }))
+        .message,
+    ).toContain('has no key "other"');
+    const system = await compileOne(policy({ name: 'p', key: 'rule' }), {
+      lookupConfigMap,
+      systemNamespace: 'ns',
+    });
+    expect(system.attestations[0]?.policy?.source).toBe('predicate.ok');
+    const asked: string[] = [];
+    const recording = (namespace: string, name: string) => {
+      asked.push(`${namespace}/${name}`);
+      return { '': 'true' };
+    };
+    const defaulted = await compileOne(policy({ name: 'p' }), { lookupConfigMap: recording });
+    expect(defaulted.attestations[0]?.policy?.source).toBe('true');
+    expect(asked).toEqual(['cosign-system/p']);
+    const noKey = await compileError(policy({ name: 'p', namespace: 'ns' }), {}, { lookupConfigMap });
+    expect(noKey.message).toContain('has no key ""');
+  });
+
+  it('compile the spec-level policy and what it asks for', async () => {
+    const compiled = await compileAuthorities(
+      clusterImagePolicy([{ key: { data: KEY_PEM } }], {
+        mode: 'warn',
+        policy: { type: 'cel', data: 'true', includeSpec: true, fetchConfigFile: true },
+      }),
+      { trustRoots: resolver() },
+    );
+    expect(compiled.mode).toBe('warn');
+    expect(compiled.specPolicy).toMatchObject({
+      includeSpec: true,
+      includeObjectMeta: false,
+      includeTypeMeta: false,
+      fetchConfigFile: true,
+    });
+  });
+
+  it('refuse an authority no parser would have produced', async () => {
+    const cip = clusterImagePolicy([{ static: { action: 'pass' } }]);
+    const broken = { ...cip, spec: { ...cip.spec, authorities: [{ name: 'x' }] } };
+    await expect(compileAuthorities(broken, { trustRoots: resolver() })).rejects.toMatchObject({
+      code: 'INVALID_AUTHORITY',
+    });
+    const noSource = { ...cip, spec: { ...cip.spec, authorities: [{ key: {} }] } };
+    await expect(compileAuthorities(noSource, { trustRoots: resolver() })).rejects.toMatchObject({
+      code: 'INVALID_AUTHORITY',
+    });
+    const noIdentity = {
+      ...cip,
+      spec: { ...cip.spec, authorities: [{ keyless: { identities: [{ issuer: 'x' }] } }] },
+    };
+    await expect(compileAuthorities(noIdentity, { trustRoots: resolver() })).rejects.toMatchObject({
+      code: 'INVALID_AUTHORITY',
+    });
+  });
+
+  it('let errors other than trust-root errors through', async () => {
+    const broken = async () => {
+      throw new RangeError('resolver bug');
+    };
+    await expect(
+      compileAuthorities(clusterImagePolicy([{ keyless }]), { trustRoots: broken }),
+    ).rejects.toThrow(RangeError);
+  });
+
+  it('use the embedded public-good trust root by default', async () => {
+    const compiled = await compileAuthorities(clusterImagePolicy([{ keyless }]));
+    const [authority] = compiled.authorities;
+    expect(
+      authority?.type === 'keyless' && authority.check?.trust.certificateAuthorities.length,
+    ).toBeGreaterThan(0);
+  });
+});
+
+describe('the threshold rules', () => {
+  const rules = (authority: Record<string, unknown>) =>
+    requirementsOf(clusterImagePolicy([authority]).spec.authorities[0] as never);
+  it('require for a key authority only what ctlog and rfc3161timestamp ask for', () => {
+    expect(rules({ key: { data: KEY_PEM } })).toEqual({ tlog: false, timestampAuthority: false, sct: false });
+    expect(rules({ key: { data: KEY_PEM }, ctlog: {} })).toEqual({
+      tlog: true,
+      timestampAuthority: false,
+      sct: false,
+    });
+    expect(rules({ key: { data: KEY_PEM }, rfc3161timestamp: {} })).toEqual({
+      tlog: false,
+      timestampAuthority: true,
+      sct: false,
+    });
+  });
+
+  it('require for keyless an SCT and a log entry, or a TSA timestamp instead, or both', () => {
+    expect(rules({ keyless })).toEqual({ tlog: true, timestampAuthority: false, sct: true });
+    expect(rules({ keyless: { ...keyless, insecureIgnoreSCT: true } })).toEqual({
+      tlog: true,
+      timestampAuthority: false,
+      sct: false,
+    });
+    expect(rules({ keyless, rfc3161timestamp: {} })).toEqual({
+      tlog: false,
+      timestampAuthority: true,
+      sct: true,
+    });
+    expect(rules({ keyless, rfc3161timestamp: {}, ctlog: {} })).toEqual({
+      tlog: true,
+      timestampAuthority: true,
+      sct: true,
+    });
+  });
+});
