@@ -51,6 +51,8 @@ export type CheckCode =
   | 'TRUST_ROOT_UNAVAILABLE'
   /** A Secret the authority references does not exist or holds no key. */
   | 'SECRET_UNAVAILABLE'
+  /** The registry could not be asked (unreachable, timeout, refused credentials, malformed answer). */
+  | 'REGISTRY_UNAVAILABLE'
   /** An unexpected exception inside verification (a bug or input nobody anticipated). */
   | 'VERIFIER_ERROR';
 
@@ -59,6 +61,7 @@ const INFRASTRUCTURE_CODES: ReadonlySet<CheckCode> = new Set<CheckCode>([
   'UNSUPPORTED_ARTIFACT',
   'TRUST_ROOT_UNAVAILABLE',
   'SECRET_UNAVAILABLE',
+  'REGISTRY_UNAVAILABLE',
   'VERIFIER_ERROR',
 ]);
 

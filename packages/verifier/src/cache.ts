@@ -1,0 +1,134 @@
+// A bounded cache of verification passes, with de-duplication of identical work in flight.
+//
+// Only passes are kept: a policy failure may be fixed by signing the image a minute later, and an
+// infrastructure failure (timeout, registry down) must be retried, never remembered. Entries expire
+// after `ttlMs` and the least recently used go first beyond `maxEntries`, so memory stays bounded
+// whatever the cluster admits.
+
+export interface VerificationCacheOptions {
+  /** How long a pass is reused (default 5 minutes). */
+  readonly ttlMs?: number;
+  /** Most entries kept (default 10,000; an entry is a few hundred bytes). */
+  readonly maxEntries?: number;
+  readonly now?: () => number;
+}
+
+export type CacheResult = 'hit' | 'miss' | 'shared';
+
+interface Entry<T> {
+  readonly value: T;
+  readonly expires: number;
+}
+
+interface Flight<T> {
+  readonly promise: Promise<T>;
+  readonly controller: AbortController;
+  waiters: number;
+}
+
+export class VerificationCache<T> {
+  readonly #ttlMs: number;
+  readonly #max: number;
+  readonly #now: () => number;
+  readonly #entries = new Map<string, Entry<T>>();
+  readonly #flights = new Map<string, Flight<T>>();
+
+  constructor(options: VerificationCacheOptions = {}) {
+    this.#ttlMs = options.ttlMs ?? 300_000;
+    this.#max = options.maxEntries ?? 10_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * The cached pass for `key`, or the result of `compute`. Concurrent calls for one key share one
+   * computation; it is aborted only when every caller that waits for it has given up. `keep` says
+   * whether a result may be cached (passes only).
+   */
+  async get(
+    key: string,
+    signal: AbortSignal,
+    compute: (signal: AbortSignal) => Promise<T>,
+    keep: (value: T) => boolean,
+    onResult?: (result: CacheResult) => void,
+  ): Promise<T> {
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      if (entry.expires > this.#now()) {
+        // Refresh recency: Map iteration order is insertion order.
+        this.#entries.delete(key);
+        this.#entries.set(key, entry);
+        onResult?.('hit');
+        return entry.value;
+      }
+      this.#entries.delete(key);
+    }
+    let flight = this.#flights.get(key);
+    onResult?.(flight === undefined ? 'miss' : 'shared');
+    if (flight === undefined) {
+      const controller = new AbortController();
+      const promise = compute(controller.signal).then((value) => {
+        if (keep(value)) this.#store(key, value);
+        return value;
+      });
+      const created: Flight<T> = { promise, controller, waiters: 0 };
+      flight = created;
+      this.#flights.set(key, created);
+      const forget = () => {
+        if (this.#flights.get(key) === created) this.#flights.delete(key);
+      };
+      promise.then(forget, forget);
+    }
+    return this.#wait(key, flight, signal);
+  }
+
+  #wait(key: string, flight: Flight<T>, signal: AbortSignal): Promise<T> {
+    flight.waiters++;
+    return new Promise<T>((resolve, reject) => {
+      const leave = () => {
+        signal.removeEventListener('abort', onAbort);
+        flight.waiters--;
+      };
+      const onAbort = () => {
+        leave();
+        if (flight.waiters === 0) {
+          // Nobody waits any more: stop the work, and let the next caller start afresh.
+          if (this.#flights.get(key) === flight) this.#flights.delete(key);
+          flight.controller.abort(signal.reason);
+        }
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      };
+      if (signal.aborted) {
+        onAbort();
+        return;
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+      flight.promise.then(
+        (value) => {
+          leave();
+          resolve(value);
+        },
+        (error: unknown) => {
+          leave();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #store(key: string, value: T): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, { value, expires: this.#now() + this.#ttlMs });
+    while (this.#entries.size > this.#max) {
+      const oldest = this.#entries.keys().next().value as string;
+      this.#entries.delete(oldest);
+    }
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}

@@ -1,0 +1,217 @@
+// Verifies one image against the ClusterImagePolicies that match it: resolve the digest, find what
+// is stored next to it (once per distinct discovery, shared by every authority that asks), verify
+// each policy, and reuse passes from the cache. The result is @signet/core's `ImageVerdict`, which
+// core turns into the AdmissionResponse.
+import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
+import type { PolicyMode } from '@signet/k8s-types';
+import type { DigestRef, DiscoveryRequest, FoundArtifact } from './artifacts.js';
+import { type CacheResult, VerificationCache } from './cache.js';
+import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
+import { discoveryRequests } from './policy/evaluate.js';
+import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
+import { RegistryClient } from './registry/client.js';
+import type { RegistryCall } from './registry/deadline.js';
+import { type DiscoveryLimits, discoverArtifacts } from './registry/discovery.js';
+import { RegistryError } from './registry/errors.js';
+import type { CredentialSource } from './registry/keychain.js';
+import { SignatureCheckError } from './sigstore/errors.js';
+
+/** One matching ClusterImagePolicy, compiled, as the verifier needs it. */
+export interface PolicyToVerify {
+  readonly name: string;
+  readonly mode: PolicyMode;
+  /**
+   * Changes whenever the policy or anything it was compiled from changes (uid, generation, the
+   * Secrets and TrustRoots it reads): the cache key of its passes.
+   */
+  readonly revision: string;
+  readonly compiled: CompiledAuthorities;
+}
+
+export interface ImageToVerify {
+  /** Field path of the image in the admitted object. */
+  readonly path: string;
+  /** The image as written. */
+  readonly image: string;
+  readonly reference: ImageReference;
+  /** Every policy the image must pass (all of them). */
+  readonly policies: readonly PolicyToVerify[];
+}
+
+export interface VerifyOptions {
+  readonly signal: AbortSignal;
+  /** Epoch milliseconds by which every registry call must have finished. */
+  readonly deadline: number;
+  /** Credentials for the admitted object's namespace (pull secrets, signature pull secrets). */
+  readonly credentials?: CredentialSource;
+  /** The admitted object, for spec-level policies that ask for it (such results are never cached). */
+  readonly specInputs?: SpecPolicyInputs;
+}
+
+export interface ImageVerification {
+  readonly verdict: ImageVerdict;
+  /** The digest that was verified; `undefined` when it could not be resolved. */
+  readonly digest: string | undefined;
+  /** Per policy, with per-authority details (signer, counts, rejected artifacts) for logs. */
+  readonly checks: readonly PolicyCheck[];
+}
+
+export interface ImageVerifierOptions {
+  /** The process-wide client (connections, token cache); credentials are added per request. */
+  readonly registry?: RegistryClient;
+  readonly cache?: VerificationCache<PolicyCheck>;
+  readonly discoveryLimits?: Partial<DiscoveryLimits>;
+  /** Observers for metrics. */
+  readonly onCache?: (result: CacheResult) => void;
+  readonly onRegistryError?: (error: RegistryError) => void;
+  readonly now?: () => number;
+}
+
+export class ImageVerifier {
+  readonly #registry: RegistryClient;
+  readonly #cache: VerificationCache<PolicyCheck>;
+  readonly #options: ImageVerifierOptions;
+  readonly #now: () => number;
+
+  constructor(options: ImageVerifierOptions = {}) {
+    this.#options = options;
+    this.#registry = options.registry ?? new RegistryClient();
+    this.#cache = options.cache ?? new VerificationCache<PolicyCheck>();
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Resolves a tag to the digest the registry serves now. Throws `RegistryError`. */
+  async resolveDigest(reference: ImageReference, options: VerifyOptions): Promise<string> {
+    if (reference.digest !== undefined) return reference.digest;
+    const client = this.#registry.withCredentials(options.credentials);
+    const call: RegistryCall = { signal: options.signal, deadline: options.deadline };
+    const { registry, repository } = reference;
+    try {
+      return await client.resolveDigest({ registry, repository, tag: reference.tag ?? 'latest' }, call);
+    } catch (error) {
+      if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
+      throw error;
+    }
+  }
+
+  /** Verifies the image against each of its policies. Never throws: failures are verdicts. */
+  async verifyImage(image: ImageToVerify, options: VerifyOptions): Promise<ImageVerification> {
+    const started = this.#now();
+    let digest: string;
+    try {
+      digest = await this.resolveDigest(image.reference, options);
+    } catch (error) {
+      const failure = infrastructure(
+        `cannot resolve ${image.reference.normalized} to a digest`,
+        error,
+        options,
+        started,
+      );
+      const checks = image.policies.map((policy) => failedCheck(policy, failure));
+      return { verdict: verdictOf(image, checks), digest: undefined, checks };
+    }
+    const { registry, repository } = image.reference;
+    const target: DigestRef = { registry, repository, digest };
+    const client = this.#registry.withCredentials(options.credentials);
+    const discoveries = new Map<string, Promise<readonly FoundArtifact[]>>();
+    const discover = (request: DiscoveryRequest, call: RegistryCall) => {
+      const key = JSON.stringify(request);
+      let found = discoveries.get(key);
+      if (found === undefined) {
+        found = discoverArtifacts(client, request, call, this.#options.discoveryLimits).then(
+          (d) => d.artifacts,
+        );
+        discoveries.set(key, found);
+      }
+      return found;
+    };
+    const checks = await Promise.all(
+      image.policies.map((policy) => this.#checkPolicy(policy, target, discover, options, started)),
+    );
+    return { verdict: verdictOf(image, checks), digest, checks };
+  }
+
+  #checkPolicy(
+    policy: PolicyToVerify,
+    target: DigestRef,
+    discover: (request: DiscoveryRequest, call: RegistryCall) => Promise<readonly FoundArtifact[]>,
+    options: VerifyOptions,
+    started: number,
+  ): Promise<PolicyCheck> {
+    const compute = async (signal: AbortSignal): Promise<PolicyCheck> => {
+      const call: RegistryCall = { signal, deadline: options.deadline };
+      const artifacts = new Map<CompiledAuthority, readonly FoundArtifact[]>();
+      const authorities = await Promise.all(
+        policy.compiled.authorities.map(async (authority) => {
+          try {
+            const found = await Promise.all(
+              discoveryRequests(authority, target).map((r) => discover(r, call)),
+            );
+            artifacts.set(authority, found.flat());
+            return authority;
+          } catch (error) {
+            return unavailable(authority, error, options, started, this.#options.onRegistryError);
+          }
+        }),
+      );
+      const compiled: CompiledAuthorities = { ...policy.compiled, authorities };
+      return verifyPolicy(compiled, target.digest, (a) => artifacts.get(a) ?? [], options.specInputs);
+    };
+    if (!cacheable(policy.compiled)) return compute(options.signal);
+    const key = `${policy.revision}\u0000${target.registry}/${target.repository}@${target.digest}`;
+    return this.#cache
+      .get(key, options.signal, compute, (check) => check.passed, this.#options.onCache)
+      .catch((error: unknown) =>
+        failedCheck(policy, infrastructure('verification was cancelled', error, options, started)),
+      );
+  }
+}
+
+/** A spec-level policy that reads the admitted object gives per-object results: never shared. */
+function cacheable(compiled: CompiledAuthorities): boolean {
+  const spec = compiled.specPolicy;
+  return spec === undefined || !(spec.includeSpec || spec.includeObjectMeta || spec.includeTypeMeta);
+}
+
+/** The authority, failing at admission because the registry could not be asked. */
+function unavailable(
+  authority: CompiledAuthority,
+  error: unknown,
+  options: VerifyOptions,
+  started: number,
+  onRegistryError: ((error: RegistryError) => void) | undefined,
+): CompiledAuthority {
+  if (error instanceof RegistryError) onRegistryError?.(error);
+  const failure = infrastructure('cannot read signatures from the registry', error, options, started);
+  const reason = new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: error });
+  if (authority.type === 'static') return authority;
+  return { ...authority, check: undefined, unavailable: reason };
+}
+
+function infrastructure(
+  reason: string,
+  error: unknown,
+  options: VerifyOptions,
+  started: number,
+): VerificationFailure {
+  const timedOut =
+    options.signal.aborted ||
+    (error instanceof RegistryError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'));
+  if (timedOut) {
+    const seconds = Math.max(0, (options.deadline - started) / 1000).toFixed(1);
+    return { kind: 'infrastructure', reason: `verification timed out after ${seconds}s`, cause: error };
+  }
+  return { kind: 'infrastructure', reason, cause: error };
+}
+
+function failedCheck(policy: PolicyToVerify, failure: VerificationFailure): PolicyCheck {
+  return { policy: policy.name, mode: policy.mode, passed: false, failure, authorities: [] };
+}
+
+function verdictOf(image: ImageToVerify, checks: readonly PolicyCheck[]): ImageVerdict {
+  const verdicts: PolicyVerdict[] = checks.map((check) => {
+    const { authorities: _details, ...verdict } = check;
+    return verdict;
+  });
+  return { path: image.path, image: image.image, outcome: { kind: 'policies', verdicts } };
+}

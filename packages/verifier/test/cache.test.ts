@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { type CacheResult, VerificationCache } from '../src/cache.js';
+
+const never = new AbortController().signal;
+const keepAll = () => true;
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+describe('VerificationCache', () => {
+  it('computes once, then serves hits until the entry expires', async () => {
+    let now = 1000;
+    const cache = new VerificationCache<string>({ ttlMs: 100, now: () => now });
+    const seen: CacheResult[] = [];
+    let runs = 0;
+    const compute = async () => `v${++runs}`;
+    expect(await cache.get('k', never, compute, keepAll, (r) => seen.push(r))).toBe('v1');
+    expect(await cache.get('k', never, compute, keepAll, (r) => seen.push(r))).toBe('v1');
+    now += 101;
+    expect(await cache.get('k', never, compute, keepAll, (r) => seen.push(r))).toBe('v2');
+    expect(seen).toEqual(['miss', 'hit', 'miss']);
+  });
+
+  it('keeps only what `keep` accepts (passes), so failures are computed again', async () => {
+    const cache = new VerificationCache<{ passed: boolean }>();
+    let runs = 0;
+    const compute = async () => ({ passed: ++runs > 1 });
+    const keep = (v: { passed: boolean }) => v.passed;
+    expect(await cache.get('k', never, compute, keep)).toEqual({ passed: false });
+    expect(await cache.get('k', never, compute, keep)).toEqual({ passed: true });
+    expect(await cache.get('k', never, compute, keep)).toEqual({ passed: true });
+    expect(runs).toBe(2);
+  });
+
+  it('shares one computation among concurrent callers', async () => {
+    const cache = new VerificationCache<number>();
+    const gate = deferred<number>();
+    let runs = 0;
+    const seen: CacheResult[] = [];
+    const calls = Array.from({ length: 200 }, () =>
+      cache.get(
+        'k',
+        never,
+        () => (runs++, gate.promise),
+        keepAll,
+        (r) => seen.push(r),
+      ),
+    );
+    gate.resolve(7);
+    expect(await Promise.all(calls)).toEqual(Array(200).fill(7));
+    expect(runs).toBe(1);
+    expect(seen.filter((r) => r === 'shared')).toHaveLength(199);
+  });
+
+  it('never shares a rejected computation afterwards', async () => {
+    const cache = new VerificationCache<number>();
+    await expect(cache.get('k', never, () => Promise.reject(new Error('down')), keepAll)).rejects.toThrow(
+      'down',
+    );
+    expect(await cache.get('k', never, async () => 1, keepAll)).toBe(1);
+  });
+
+  it('aborts shared work only when every waiter gave up, and starts afresh after that', async () => {
+    const cache = new VerificationCache<string>();
+    const first = new AbortController();
+    const second = new AbortController();
+    let workSignal: AbortSignal | undefined;
+    const gate = deferred<string>();
+    const compute = (signal: AbortSignal) => {
+      workSignal = signal;
+      return gate.promise;
+    };
+    const a = cache.get('k', first.signal, compute, keepAll);
+    const b = cache.get('k', second.signal, compute, keepAll);
+    first.abort(new Error('first gave up'));
+    await expect(a).rejects.toThrow('first gave up');
+    expect(workSignal?.aborted).toBe(false);
+    second.abort(new Error('second gave up'));
+    await expect(b).rejects.toThrow('second gave up');
+    expect(workSignal?.aborted).toBe(true);
+    gate.resolve('late');
+    expect(await cache.get('k', never, async () => 'fresh', keepAll)).toBe('fresh');
+  });
+
+  it('rejects at once for an already aborted signal', async () => {
+    const cache = new VerificationCache<string>();
+    const aborted = new AbortController();
+    aborted.abort('gone');
+    await expect(cache.get('k', aborted.signal, async () => 'x', keepAll)).rejects.toThrow('aborted');
+  });
+
+  it('bounds its size, dropping the least recently used entry', async () => {
+    const cache = new VerificationCache<string>({ maxEntries: 2 });
+    const value = (v: string) => async () => v;
+    await cache.get('a', never, value('a'), keepAll);
+    await cache.get('b', never, value('b'), keepAll);
+    await cache.get('a', never, value('x'), keepAll); // refreshes a
+    await cache.get('c', never, value('c'), keepAll); // evicts b
+    expect(cache.size).toBe(2);
+    expect(await cache.get('a', never, value('new'), keepAll)).toBe('a');
+    expect(await cache.get('b', never, value('new-b'), keepAll)).toBe('new-b');
+    cache.clear();
+    expect(cache.size).toBe(0);
+  });
+});

@@ -1,0 +1,271 @@
+// ImageVerifier end to end: real registries (distribution without the referrers API, an OCI 1.1
+// registry with it), images pushed by crane, signatures and attestations made by the real cosign
+// CLI, policies parsed and compiled as the webhook does.
+
+import { rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { parseReference } from '@signet/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CacheResult, VerificationCache } from '../src/cache.js';
+import { type ImageVerification, ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
+import { compileAuthorities } from '../src/policy/compile.js';
+import type { PolicyCheck } from '../src/policy/verify-policy.js';
+import { RegistryClient } from '../src/registry/client.js';
+import { ensureTestTools, loadTestbed, type Testbed } from './registry/helpers/testbed.js';
+import { clusterImagePolicy } from './support/policies.js';
+
+const SETUP_TIMEOUT = 30 * 60_000;
+
+describe('ImageVerifier with real registries and real cosign signatures', () => {
+  let testbed: typeof Testbed;
+  let group: Testbed.ProcessGroup | undefined;
+  let runDir = '';
+  let plain: Testbed.Registry;
+  let oci: Testbed.Registry;
+  let crane: string;
+  let cosign: Testbed.Cosign;
+  let key: Testbed.CosignKeyPair;
+  let otherKey: Testbed.CosignKeyPair;
+  let publicKey = '';
+  let otherPublicKey = '';
+  const requests: string[] = [];
+  let registry: RegistryClient;
+  let silent: Server;
+  let silentHost = '';
+
+  beforeAll(async () => {
+    testbed = await loadTestbed();
+    ({ crane } = await ensureTestTools(testbed, ['crane', 'cosign', 'registry', 'oci-registry']));
+    runDir = await testbed.createRunDir('signet-verifier-image-');
+    group = new testbed.ProcessGroup({ runDir, graceMs: 2_000 });
+    const started = group;
+    [plain, oci] = await Promise.all([
+      testbed.startRegistry({ referrers: false, group: started }),
+      testbed.startRegistry({ referrers: true, group: started }),
+    ]);
+    cosign = await testbed.createCosign({ workDir: runDir });
+    key = await cosign.generateKeyPair(join(runDir, 'keys'), 'pw');
+    otherKey = await cosign.generateKeyPair(join(runDir, 'other'), 'pw');
+    const { readFile } = await import('node:fs/promises');
+    publicKey = await readFile(key.publicKey, 'utf8');
+    otherPublicKey = await readFile(otherKey.publicKey, 'utf8');
+    // A registry that accepts connections and never answers: the deadline must end the wait.
+    silent = createServer(() => undefined).listen(0, '127.0.0.1');
+    await new Promise((resolve) => silent.once('listening', resolve));
+    silentHost = `127.0.0.1:${(silent.address() as { port: number }).port}`;
+    registry = new RegistryClient({
+      insecureHosts: [plain.host, oci.host, silentHost],
+      fetch: (url, init) => {
+        requests.push(`${init.method} ${url.host}${url.pathname}`);
+        return fetch(url, init);
+      },
+    });
+  }, SETUP_TIMEOUT);
+
+  afterAll(async () => {
+    silent?.close();
+    await group?.stopAll();
+    if (runDir !== '' && !process.env.SIGNET_KEEP_RUN_DIR) await rm(runDir, { recursive: true, force: true });
+  });
+
+  /** Pushes a unique image; `ref` names it by digest. */
+  async function push(where: Testbed.Registry, repository: string, tag = 'v1') {
+    const digest = await testbed.pushRandomImage(where, repository, tag, { crane, workDir: runDir });
+    return { digest, ref: `${where.host}/${repository}@${digest}` };
+  }
+
+  let revisions = 0;
+  /** A compiled policy; each call is a new revision, as a changed policy would be. */
+  async function policy(name: string, authorities: unknown[], glob = '**'): Promise<PolicyToVerify> {
+    const cip = clusterImagePolicy(authorities, { images: [{ glob }] }, name);
+    return {
+      name,
+      mode: 'enforce',
+      revision: `${name}@${++revisions}`,
+      compiled: await compileAuthorities(cip),
+    };
+  }
+
+  function verify(verifier: ImageVerifier, image: string, policies: PolicyToVerify[], timeoutMs = 20_000) {
+    const controller = new AbortController();
+    return verifier.verifyImage(
+      { path: 'spec.containers[0].image', image, reference: parseReference(image), policies },
+      { signal: controller.signal, deadline: Date.now() + timeoutMs },
+    );
+  }
+
+  const only = (result: ImageVerification): PolicyCheck => {
+    expect(result.checks).toHaveLength(1);
+    return result.checks[0] as PolicyCheck;
+  };
+
+  it('passes a keyed legacy signature made by cosign, and names the authority and signer', async () => {
+    const image = await push(plain, 'team/app');
+    await cosign.signLegacyKeyed(image.ref, key);
+    const verifier = new ImageVerifier({ registry });
+    const result = await verify(verifier, image.ref, [
+      await policy('release', [{ name: 'release-key', key: { data: publicKey } }]),
+    ]);
+    const check = only(result);
+    expect(check).toMatchObject({ policy: 'release', passed: true, authority: 'release-key' });
+    expect(result.digest).toBe(image.digest);
+    expect(check.authorities[0]).toMatchObject({ passed: true, counts: { found: 1, verified: 1 } });
+    expect(result.verdict).toEqual({
+      path: 'spec.containers[0].image',
+      image: image.ref,
+      outcome: {
+        kind: 'policies',
+        verdicts: [{ policy: 'release', mode: 'enforce', passed: true, authority: 'release-key' }],
+      },
+    });
+  });
+
+  it('refuses the signature for another key, and an unsigned image, as policy failures', async () => {
+    const signed = await push(plain, 'team/keyed');
+    await cosign.signLegacyKeyed(signed.ref, otherKey);
+    const unsigned = await push(plain, 'team/unsigned');
+    const verifier = new ImageVerifier({ registry });
+    const wanted = await policy('release', [{ name: 'release-key', key: { data: publicKey } }]);
+    const wrong = only(await verify(verifier, signed.ref, [wanted]));
+    expect(wrong.passed).toBe(false);
+    if (!wrong.passed) {
+      expect(wrong.failure.kind).toBe('policy');
+      expect(wrong.failure.reason).toMatch(/^no valid signature: 1 found, 0 verified/);
+    }
+    const none = only(await verify(verifier, unsigned.ref, [wanted]));
+    expect(none).toMatchObject({ passed: false, failure: { kind: 'policy' } });
+    // either key passes when the policy lists both (any authority may pass)
+    const both = await policy('both', [
+      { key: { data: publicKey } },
+      { name: 'other', key: { data: otherPublicKey } },
+    ]);
+    expect(only(await verify(verifier, signed.ref, [both]))).toMatchObject({
+      passed: true,
+      authority: 'other',
+    });
+  });
+
+  it('resolves a tag and verifies the digest it points at', async () => {
+    const image = await push(plain, 'team/tagged', 'v7');
+    await cosign.signLegacyKeyed(image.ref, key);
+    const verifier = new ImageVerifier({ registry });
+    const result = await verify(verifier, `${plain.host}/team/tagged:v7`, [
+      await policy('release', [{ key: { data: publicKey } }]),
+    ]);
+    expect(result.digest).toBe(image.digest);
+    expect(only(result).passed).toBe(true);
+  });
+
+  it('passes keyed bundles through the referrers API and through the fallback tag', async () => {
+    const verifier = new ImageVerifier({ registry });
+    const bundlePolicy = await policy('bundles', [{ key: { data: publicKey }, signatureFormat: 'bundle' }]);
+    for (const where of [oci, plain]) {
+      const image = await push(where, 'team/bundled');
+      await cosign.signBundleKeyed(image.ref, key);
+      expect(only(await verify(verifier, image.ref, [bundlePolicy])), where.host).toMatchObject({
+        passed: true,
+      });
+      // the same image has no legacy signature
+      const legacy = await policy('legacy', [{ key: { data: publicKey } }]);
+      expect(only(await verify(verifier, image.ref, [legacy])).passed, where.host).toBe(false);
+    }
+  });
+
+  it('verifies cosign attestations with a CEL policy over the predicate', async () => {
+    const image = await push(plain, 'team/attested');
+    const predicate = join(runDir, 'predicate.json');
+    await writeFile(predicate, JSON.stringify({ builder: { id: 'https://ci.example/builder' }, level: 3 }));
+    await cosign.attest(image.ref, key, {
+      predicatePath: predicate,
+      type: 'https://example.com/build/v1',
+      format: 'legacy',
+    });
+    const verifier = new ImageVerifier({ registry });
+    const attestation = (expression: string) =>
+      policy('attested', [
+        {
+          key: { data: publicKey },
+          attestations: [
+            {
+              name: 'build',
+              predicateType: 'https://example.com/build/v1',
+              policy: { type: 'cel', data: expression },
+            },
+          ],
+        },
+      ]);
+    expect(only(await verify(verifier, image.ref, [await attestation('predicate.level >= 3')])).passed).toBe(
+      true,
+    );
+    const failing = only(await verify(verifier, image.ref, [await attestation('predicate.level >= 4')]));
+    expect(failing).toMatchObject({ passed: false, failure: { kind: 'policy' } });
+  });
+
+  it('reuses passes from the cache, and shares one set of registry fetches among 200 concurrent requests', async () => {
+    const image = await push(oci, 'team/popular');
+    await cosign.signLegacyKeyed(image.ref, key);
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    const seen: CacheResult[] = [];
+    const verifier = new ImageVerifier({
+      registry,
+      cache: new VerificationCache(),
+      onCache: (r) => seen.push(r),
+    });
+    const before = requests.length;
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => verify(verifier, image.ref, [compiled])),
+    );
+    const cold = requests.slice(before);
+    expect(results.every((r) => only(r).passed)).toBe(true);
+    expect(seen.filter((r) => r === 'miss')).toHaveLength(1);
+    expect(seen.filter((r) => r === 'shared')).toHaveLength(199);
+    // one discovery: the .sig manifest and its layer blob, nothing repeated
+    expect(new Set(cold).size).toBe(cold.length);
+    const warm = requests.length;
+    expect(only(await verify(verifier, image.ref, [compiled])).passed).toBe(true);
+    expect(requests.length).toBe(warm);
+    expect(seen.at(-1)).toBe('hit');
+  });
+
+  it('reports an unreachable registry as an infrastructure failure and never caches it', async () => {
+    const stopped = await testbed.startRegistry({ referrers: false, group: group as Testbed.ProcessGroup });
+    const client = new RegistryClient({
+      insecureHosts: [stopped.host],
+      retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 10 },
+    });
+    const image = await push(stopped, 'team/gone');
+    await stopped.stop();
+    const seen: CacheResult[] = [];
+    const verifier = new ImageVerifier({ registry: client, onCache: (r) => seen.push(r) });
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    for (let i = 0; i < 2; i++) {
+      const check = only(await verify(verifier, image.ref, [compiled], 5_000));
+      expect(check).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
+    }
+    expect(seen).toEqual(['miss', 'miss']);
+    const byTag = only(await verify(verifier, `${stopped.host}/team/gone:v1`, [compiled], 5_000));
+    expect(byTag).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
+    if (!byTag.passed)
+      expect(byTag.failure.reason).toBe(`cannot resolve ${stopped.host}/team/gone:v1 to a digest`);
+  }, 60_000);
+
+  it('ends the wait for a registry that never answers at the deadline', async () => {
+    const verifier = new ImageVerifier({ registry });
+    const started = Date.now();
+    const digest = `sha256:${'a'.repeat(64)}`;
+    const check = only(
+      await verify(
+        verifier,
+        `${silentHost}/team/slow@${digest}`,
+        [await policy('release', [{ key: { data: publicKey } }])],
+        1500,
+      ),
+    );
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(check).toMatchObject({
+      passed: false,
+      failure: { kind: 'infrastructure', reason: 'verification timed out after 1.5s' },
+    });
+  });
+});

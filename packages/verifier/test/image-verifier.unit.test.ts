@@ -1,0 +1,112 @@
+// The ImageVerifier's own paths that the real-registry file does not reach: static authorities,
+// spec-level policies that read the admitted object (never cached), cancellation and
+// non-registry errors. The registry is an in-memory one behind a loopback HTTP server.
+import { parseReference } from '@signet/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CacheResult, VerificationCache } from '../src/cache.js';
+import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
+import { compileAuthorities } from '../src/policy/compile.js';
+import { RegistryClient } from '../src/registry/client.js';
+import type { RegistryError } from '../src/registry/errors.js';
+import { MemoryRegistry } from './registry/helpers/memory-registry.js';
+import { startServer, type TestServer } from './registry/helpers/server.js';
+import { clusterImagePolicy } from './support/policies.js';
+
+let server: TestServer;
+const memory = new MemoryRegistry();
+let host = '';
+let image = '';
+
+beforeAll(async () => {
+  server = await startServer(memory.handler);
+  host = new URL(server.url).host;
+  image = `${host}/team/app@${memory.pushImage('team/app', 'v1').digest}`;
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+async function compiled(
+  name: string,
+  authorities: unknown[],
+  spec: Record<string, unknown> = {},
+): Promise<PolicyToVerify> {
+  const cip = clusterImagePolicy(authorities, { images: [{ glob: '**' }], ...spec }, name);
+  return { name, mode: 'enforce', revision: `${name}@1`, compiled: await compileAuthorities(cip) };
+}
+
+const run = (verifier: ImageVerifier, policies: PolicyToVerify[], signal = new AbortController().signal) =>
+  verifier.verifyImage(
+    { path: 'spec.containers[0].image', image, reference: parseReference(image), policies },
+    { signal, deadline: Date.now() + 5000, specInputs: { metadata: { labels: { team: 'a' } } } },
+  );
+
+describe('ImageVerifier', () => {
+  it('passes static authorities without reading signatures, and caches the pass', async () => {
+    const seen: CacheResult[] = [];
+    const verifier = new ImageVerifier({
+      registry: new RegistryClient({ insecureHosts: [host] }),
+      onCache: (r) => seen.push(r),
+    });
+    const pass = await compiled('static', [{ static: { action: 'pass' } }]);
+    const before = server.requests.length;
+    expect((await run(verifier, [pass])).checks[0]).toMatchObject({ passed: true });
+    expect((await run(verifier, [pass])).checks[0]).toMatchObject({ passed: true });
+    expect(server.requests.length).toBe(before);
+    expect(seen).toEqual(['miss', 'hit']);
+    const fail = await compiled('frozen', [{ static: { action: 'fail', message: 'frozen' } }]);
+    expect((await run(verifier, [fail])).checks[0]).toMatchObject({
+      passed: false,
+      failure: { kind: 'policy' },
+    });
+  });
+
+  it('never caches a spec-level policy that reads the admitted object', async () => {
+    const seen: CacheResult[] = [];
+    const verifier = new ImageVerifier({
+      registry: new RegistryClient({ insecureHosts: [host] }),
+      cache: new VerificationCache(),
+      onCache: (r) => seen.push(r),
+    });
+    const policy = await compiled('labels', [{ static: { action: 'pass' } }], {
+      policy: { type: 'cel', data: 'metadata.labels.team == "a"', includeObjectMeta: true },
+    });
+    expect((await run(verifier, [policy])).checks[0]).toMatchObject({ passed: true });
+    expect((await run(verifier, [policy])).checks[0]).toMatchObject({ passed: true });
+    expect(seen).toEqual([]);
+  });
+
+  it('turns cancellation into an infrastructure failure', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('client went away'));
+    const verifier = new ImageVerifier({ registry: new RegistryClient({ insecureHosts: [host] }) });
+    const result = await run(
+      verifier,
+      [await compiled('static', [{ static: { action: 'pass' } }])],
+      controller.signal,
+    );
+    expect(result.checks[0]).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
+  });
+
+  it('reports non-registry discovery errors as the authority being unavailable', async () => {
+    const errors: RegistryError[] = [];
+    const broken = new RegistryClient({
+      insecureHosts: [host],
+      fetch: () => {
+        throw new TypeError('socket exploded');
+      },
+    });
+    const verifier = new ImageVerifier({ registry: broken, onRegistryError: (e) => errors.push(e) });
+    const key = await compiled('keyed', [
+      {
+        key: {
+          data: '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEP/fX8ry2kIoyEAjBR0YvqhrvYxq1\nt42I0z+wQCrpmHAX4qEBkgWEl0KK8qWZ6//hyicnu33nPyN6QWZ+80WP0A==\n-----END PUBLIC KEY-----\n',
+        },
+      },
+    ]);
+    const result = await run(verifier, [key]);
+    expect(result.checks[0]).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});
