@@ -48,7 +48,10 @@ describe('VerificationCache', () => {
       cache.get(
         'k',
         never,
-        () => (runs++, gate.promise),
+        () => {
+          runs++;
+          return gate.promise;
+        },
         keepAll,
         (r) => seen.push(r),
       ),
