@@ -10,7 +10,7 @@ const read = (path: string) => readFileSync(new URL(path, chart), 'utf8');
 /** The literal YAML block under `key:` at the given indentation in a template. */
 function block(template: string, key: string, indent: number): unknown {
   const lines = template.split('\n');
-  const start = lines.findIndex((l) => l === `${' '.repeat(indent)}${key}:`);
+  const start = lines.indexOf(`${' '.repeat(indent)}${key}:`);
   expect(start, `${key}: not found in the template`).toBeGreaterThanOrEqual(0);
   const body: string[] = [];
   for (const line of lines.slice(start + 1)) {

@@ -1,10 +1,9 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { type SecretData, secretFromObject } from '../policy/policy-objects.js';
 import { statusOf, withTimeout } from './deadline.js';
 
 export interface PullSecretLookup {
-  /** The Secret, or `undefined` when it does not exist. Throws on other API failures. */
-  secret(namespace: string, name: string, signal?: AbortSignal): Promise<SecretData | undefined>;
+  /** The Secret object as the API returns it (base64 `data`), or `undefined` when it does not exist. */
+  secret(namespace: string, name: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined>;
   /** Names of the ServiceAccount's `imagePullSecrets` (empty when it does not exist). */
   serviceAccountPullSecrets(namespace: string, name: string, signal?: AbortSignal): Promise<string[]>;
 }
@@ -35,7 +34,7 @@ export class KubePullSecretLookup implements PullSecretLookup {
     this.#now = options.now ?? Date.now;
   }
 
-  secret(namespace: string, name: string): Promise<SecretData | undefined> {
+  secret(namespace: string, name: string): Promise<Record<string, unknown> | undefined> {
     return this.#cached(`secret/${namespace}/${name}`, async () => {
       try {
         const secret = await withTimeout(
@@ -43,10 +42,7 @@ export class KubePullSecretLookup implements PullSecretLookup {
           this.#timeoutMs,
           this.#core.readNamespacedSecret({ name, namespace }),
         );
-        return secretFromObject(
-          { ...(secret as unknown as Record<string, unknown>), kind: 'Secret' },
-          namespace,
-        );
+        return { ...(secret as unknown as Record<string, unknown>), kind: 'Secret' };
       } catch (error) {
         if (statusOf(error) === 404) return undefined;
         throw new Error(`cannot read pull secret ${namespace}/${name}`, { cause: error });

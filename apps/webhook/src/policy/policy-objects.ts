@@ -118,3 +118,14 @@ export function collectPolicyObjects(objects: readonly unknown[], namespace: str
   });
   return { policies, trustRoots, config, secrets, problems };
 }
+
+/** What several sources (files) hold together; the last config ConfigMap wins. */
+export function mergePolicyObjects(all: readonly PolicyObjects[]): PolicyObjects {
+  return {
+    policies: all.flatMap((o) => o.policies),
+    trustRoots: all.flatMap((o) => o.trustRoots),
+    secrets: all.flatMap((o) => o.secrets),
+    problems: all.flatMap((o) => o.problems),
+    config: all.at(-1)?.config ?? parsePolicyControllerConfig(undefined),
+  };
+}
