@@ -1,11 +1,14 @@
 // @signet/webhook: the Signet admission server. The `signet` CLI is the entry point for users;
 // these exports serve the e2e suite and embedding.
+
+export { AdmissionService, type AdmissionServiceOptions } from './admission-service.js';
 export {
   createCertificateAuthority,
   type IssuedCertificate,
   issueServingCertificate,
   renewalTime,
 } from './certificates.js';
+export { main } from './cli.js';
 export {
   type AdmissionAppOptions,
   createAdmissionApp,
@@ -15,8 +18,25 @@ export {
   type ReviewOutcome,
 } from './http/admission-app.js';
 export { createOpsApp, type Readiness } from './http/ops-app.js';
+export { ClusterPolicySource, type ClusterPolicySourceOptions } from './kube/cluster-source.js';
+export { type InvolvedObject, PolicyEventRecorder } from './kube/events.js';
+export { KubePullSecretLookup, type PullSecretLookup } from './kube/pull-secrets.js';
+export { SelfManagedTls, type SelfManagedTlsOptions } from './kube/self-managed-tls.js';
 export { createLogger, type Logger } from './logger.js';
 export { SignetMetrics } from './metrics.js';
+export { loadPolicyFile, parsePolicyYaml } from './policy/policy-file.js';
+export {
+  collectPolicyObjects,
+  type PolicyObjects,
+  type PolicyProblem,
+  type SecretData,
+} from './policy/policy-objects.js';
+export {
+  type CompileResult,
+  compileSnapshot,
+  type PolicySnapshot,
+  PolicyStore,
+} from './policy/policy-store.js';
 export { type RunningServers, startServers } from './server.js';
 export { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
 export {
