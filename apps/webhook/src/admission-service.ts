@@ -119,8 +119,8 @@ export class AdmissionService {
             specInputs,
           },
         );
-        const failed = result.checks.find((c) => !c.passed);
-        stop({ result: failed === undefined ? 'pass' : failed.passed ? 'pass' : failed.failure.kind });
+        const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
+        stop({ result: failure ?? 'pass' });
         return result.verdict;
       }),
     );
