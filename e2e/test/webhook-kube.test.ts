@@ -87,6 +87,7 @@ metadata: { name: cosign-pub, namespace: signet-system }
 stringData: { cosign.pub: "not a key" }
 `);
     await source.start();
+    await source.synced;
     try {
       const first = seen.at(-1);
       expect(first?.policies.map((p) => p.metadata.name)).toEqual(['first']);
@@ -134,6 +135,7 @@ spec:
       onChange: (o) => (objects = o),
     });
     await source.start();
+    await source.synced;
     await source.stop();
     const { snapshot, problems } = await compileSnapshot(objects as PolicyObjects, {
       namespace: 'signet-system',

@@ -1,4 +1,4 @@
-import type { LocalCluster } from '../cluster/index.js';
+import type { TestCluster } from '../providers/test-cluster.js';
 
 /** One ReplicaSet of the Deployment, as the scenario sees it. */
 export interface ReplicaSetState {
@@ -68,7 +68,7 @@ interface PodJson {
 
 /** Reads the Deployment, its ReplicaSets and their Pods. */
 export async function readRolloutState(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   namespace: string,
   name: string,
 ): Promise<RolloutState> {

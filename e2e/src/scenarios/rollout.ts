@@ -1,7 +1,8 @@
 import { stringify } from 'yaml';
-import type { LocalCluster } from '../cluster/index.js';
+import type { TestCluster } from '../providers/test-cluster.js';
 import type { AdmissionRecord } from '../webhooks/admission-log.js';
 import type { WebhookUnderTest } from '../webhooks/webhook-under-test.js';
+import { createNamespace, must, poll } from './kube.js';
 import {
   type DeploymentState,
   describeRolloutState,
@@ -25,7 +26,22 @@ export interface RolloutScenarioOptions {
   readonly replicas?: number;
   /** How long the rollout may take before the scenario reports it stuck (default 60 s). */
   readonly rolloutDeadlineMs?: number;
+  /**
+   * `spec.minReadySeconds` of the Deployment: a new Pod counts as available only after this long,
+   * so each rollout step takes at least that (kwok makes Pods Ready at once). Default none.
+   */
+  readonly minReadySeconds?: number;
+  /**
+   * Something done once in the middle of the rollout (say, `kubectl scale`): `action` runs the
+   * first time `when` is true of a state the watch reads. Its time goes into `timings.midRollout`.
+   */
+  readonly midRollout?: {
+    readonly when: (state: RolloutState) => boolean;
+    readonly action: () => Promise<void>;
+  };
   readonly onProgress?: (message: string) => void;
+  /** Called with every state the watch reads whose summary differs from the last one. */
+  readonly onStateChange?: (state: RolloutState) => Promise<void> | void;
 }
 
 /** What happened, for the caller to assert on: the same observation for every webhook. */
@@ -46,6 +62,10 @@ export interface RolloutObservation {
   readonly controllerDenials: readonly AdmissionRecord[];
   /** Seconds spent in each step, for the README's figures. */
   readonly timings: Readonly<Record<string, number>>;
+  /** Every distinct state the watch saw, oldest first. */
+  readonly states: readonly RolloutState[];
+  /** Whether the `midRollout` action ran (it only runs while the rollout is incomplete). */
+  readonly midRolloutDone: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -56,7 +76,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * signed image. The rollout is watched until it completes or the deadline passes.
  */
 export async function runRolloutScenario(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   webhook: WebhookUnderTest,
   options: RolloutScenarioOptions,
 ): Promise<RolloutObservation> {
@@ -87,8 +107,16 @@ export async function runRolloutScenario(
     .kubectl(['set', 'image', `deployment/${name}`, `app=${options.signedImage}`, '--namespace', namespace])
     .then(must);
   report(`updated deployment/${name} to the signed image; watching the rollout`);
+  const watch: Watch = {
+    deadlineMs: options.rolloutDeadlineMs ?? 60_000,
+    report,
+    states: [],
+    midRolloutDone: false,
+    ...(options.midRollout ? { midRollout: options.midRollout } : {}),
+    ...(options.onStateChange ? { onStateChange: options.onStateChange } : {}),
+  };
   const { state, completedAfter } = await timed('rollout', () =>
-    watchRollout(cluster, namespace, name, options.rolloutDeadlineMs ?? 60_000, report),
+    watchRollout(cluster, namespace, name, watch, timings),
   );
   const admissions = (await webhook.admissions()).slice(before);
   return {
@@ -107,26 +135,20 @@ export async function runRolloutScenario(
         a.user === DEPLOYMENT_CONTROLLER_USER,
     ),
     timings,
+    states: watch.states,
+    midRolloutDone: watch.midRolloutDone,
   };
 }
 
 const round = (value: number) => Math.round(value * 10) / 10;
 
-function must(result: { exitCode: number; stderr: string; stdout: string }): void {
-  if (result.exitCode !== 0)
-    throw new Error(`kubectl failed: ${result.stderr.trim() || result.stdout.trim()}`);
-}
-
-async function createNamespace(cluster: LocalCluster, namespace: string): Promise<void> {
-  await cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  // The ServiceAccount admission plugin refuses Pods until the namespace's default account exists.
-  await poll(`ServiceAccount ${namespace}/default`, 30_000, async () => {
-    const result = await cluster.kubectl(['get', 'serviceaccount', 'default', '--namespace', namespace]);
-    return result.exitCode === 0 ? true : result.stderr.trim();
-  });
-}
-
-function deploymentManifest(namespace: string, name: string, replicas: number, image: string): object {
+function deploymentManifest(
+  namespace: string,
+  name: string,
+  replicas: number,
+  image: string,
+  minReadySeconds?: number,
+): object {
   const labels = { app: name };
   return {
     apiVersion: 'apps/v1',
@@ -134,6 +156,7 @@ function deploymentManifest(namespace: string, name: string, replicas: number, i
     metadata: { name, namespace, labels },
     spec: {
       replicas,
+      ...(minReadySeconds === undefined ? {} : { minReadySeconds }),
       selector: { matchLabels: labels },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
       template: {
@@ -145,12 +168,20 @@ function deploymentManifest(namespace: string, name: string, replicas: number, i
 }
 
 async function deployUnsigned(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   namespace: string,
   name: string,
   options: RolloutScenarioOptions,
 ): Promise<void> {
-  await cluster.apply(deploymentManifest(namespace, name, options.replicas ?? 2, options.unsignedImage));
+  await cluster.apply(
+    deploymentManifest(
+      namespace,
+      name,
+      options.replicas ?? 2,
+      options.unsignedImage,
+      options.minReadySeconds,
+    ),
+  );
   const status = await cluster.kubectl(
     ['rollout', 'status', `deployment/${name}`, '--namespace', namespace, '--timeout=90s'],
     { timeoutMs: 100_000 },
@@ -168,7 +199,7 @@ async function deployUnsigned(
  * Deployment with the unsigned image is denied once the webhook is in the path; nothing is stored.
  */
 async function waitForEnforcement(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   webhook: WebhookUnderTest,
   namespace: string,
   unsignedImage: string,
@@ -181,12 +212,21 @@ async function waitForEnforcement(
   });
 }
 
+interface Watch {
+  readonly deadlineMs: number;
+  readonly report: (message: string) => void;
+  readonly midRollout?: RolloutScenarioOptions['midRollout'];
+  readonly onStateChange?: RolloutScenarioOptions['onStateChange'];
+  readonly states: RolloutState[];
+  midRolloutDone: boolean;
+}
+
 async function watchRollout(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   namespace: string,
   name: string,
-  deadlineMs: number,
-  report: (message: string) => void,
+  watch: Watch,
+  timings: Record<string, number>,
 ): Promise<{ state: RolloutState; completedAfter: number | undefined }> {
   const started = Date.now();
   let last = '';
@@ -195,26 +235,25 @@ async function watchRollout(
     const state = await readRolloutState(cluster, namespace, name);
     const elapsed = Date.now() - started;
     const summary = describeRolloutState(state);
+    if (summary !== last) {
+      watch.states.push(state);
+      await watch.onStateChange?.(state);
+    }
     if (summary !== last || Date.now() - lastReport > 10_000) {
-      report(`[+${(elapsed / 1000).toFixed(1)}s] ${summary}`);
+      watch.report(`[+${(elapsed / 1000).toFixed(1)}s] ${summary}`);
       last = summary;
       lastReport = Date.now();
     }
     if (state.deployment.complete) return { state, completedAfter: elapsed };
-    if (elapsed >= deadlineMs) return { state, completedAfter: undefined };
+    if (elapsed >= watch.deadlineMs) return { state, completedAfter: undefined };
+    if (watch.midRollout && !watch.midRolloutDone && watch.midRollout.when(state)) {
+      const actionStarted = Date.now();
+      await watch.midRollout.action();
+      watch.midRolloutDone = true;
+      timings.midRollout = round((Date.now() - actionStarted) / 1000);
+      watch.report(`[+${((Date.now() - started) / 1000).toFixed(1)}s] mid-rollout action done`);
+      continue;
+    }
     await sleep(1_000);
-  }
-}
-
-async function poll(what: string, timeoutMs: number, check: () => Promise<true | string>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    const result = await check();
-    if (result === true) return;
-    last = result;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${last}`);
-    await sleep(250);
   }
 }

@@ -60,3 +60,20 @@ export function parseAdmissionLog(log: string): AdmissionRecord[] {
 export async function readAdmissionLog(path: string): Promise<AdmissionRecord[]> {
   return parseAdmissionLog(await readFile(path, 'utf8').catch(() => ''));
 }
+
+/**
+ * The first record (after the first `skip`) that `matches`, waiting up to `timeoutMs` for it: a
+ * webhook logs its decision just after answering, so it can land a moment after kubectl returned.
+ */
+export async function waitForAdmission(
+  read: () => Promise<readonly AdmissionRecord[]>,
+  matches: (record: AdmissionRecord) => boolean,
+  options: { readonly skip?: number; readonly timeoutMs?: number } = {},
+): Promise<AdmissionRecord | undefined> {
+  const deadline = Date.now() + (options.timeoutMs ?? 5_000);
+  for (;;) {
+    const found = (await read()).slice(options.skip ?? 0).find(matches);
+    if (found || Date.now() > deadline) return found;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

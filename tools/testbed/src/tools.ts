@@ -67,6 +67,24 @@ export const TOOL_TABLE = [
     ldflags: ['-X github.com/google/go-containerregistry/cmd/crane/cmd.Version=v0.22.1'],
   },
   {
+    // `helm template` of the chart in the e2e chart check. Stamped as helm's Makefile does: its
+    // version, and the Kubernetes version `.Capabilities.KubeVersion` defaults to (from the client-go
+    // it is built with, v0.37 -> 1.37), else the chart's `kubeVersion: >=1.30` fails against 1.20.
+    name: 'helm',
+    moduleDir: 'helm',
+    module: 'helm.sh/helm/v3',
+    version: 'v3.22.0',
+    packagePath: 'helm.sh/helm/v3/cmd/helm',
+    ldflags: [
+      '-X helm.sh/helm/v3/internal/version.version=v3.22.0',
+      '-X helm.sh/helm/v3/internal/version.gitTreeState=clean',
+      '-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1',
+      '-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37',
+      '-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1',
+      '-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37',
+    ],
+  },
+  {
     // CNCF distribution: a real registry WITHOUT the referrers API (cosign falls back to tags).
     name: 'registry',
     moduleDir: 'distribution',

@@ -10,8 +10,17 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from '../logger.js';
 import { collectPolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
+import { statusOf } from './deadline.js';
 
 type Watched = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
+
+interface WatchedCollection {
+  readonly kind: string;
+  readonly apiVersion: string;
+  informer: Watched;
+  /** The first list succeeded: the informer's cache holds the collection. */
+  listed: boolean;
+}
 
 export interface ClusterPolicySourceOptions {
   readonly kubeConfig: KubeConfig;
@@ -33,8 +42,12 @@ const GROUP = 'policy.sigstore.dev';
  */
 export class ClusterPolicySource {
   readonly #options: ClusterPolicySourceOptions;
-  readonly #informers: { readonly kind: string; readonly apiVersion: string; readonly informer: Watched }[] =
-    [];
+  readonly #informers: WatchedCollection[] = [];
+  #resolveSynced: (() => void) | undefined;
+  /** Resolves after the first complete snapshot was delivered (every collection listed once). */
+  readonly synced: Promise<void> = new Promise((resolve) => {
+    this.#resolveSynced = resolve;
+  });
   #timer: NodeJS.Timeout | undefined;
   #started = false;
   #stopped = false;
@@ -43,7 +56,11 @@ export class ClusterPolicySource {
     this.#options = options;
   }
 
-  /** Starts the watches; resolves once every collection was listed once and the first snapshot was delivered. */
+  /**
+   * Starts the watches. Snapshots are delivered only once every collection was listed: a failed
+   * list (no RBAC, API server starting) leaves Signet not ready, never ready with no policies.
+   * Failed lists and watches restart after 5 s. Await `synced` for the first delivery.
+   */
   async start(): Promise<void> {
     if (this.#started) throw new Error('ClusterPolicySource already started');
     this.#started = true;
@@ -51,10 +68,19 @@ export class ClusterPolicySource {
     const custom = kc.makeApiClient(CustomObjectsApi);
     const core = kc.makeApiClient(CoreV1Api);
     const policyVersion = await this.#servedPolicyVersion(custom);
-    const list = (fn: () => Promise<unknown>) => async () =>
-      (await fn()) as KubernetesListObject<KubernetesObject>;
-    const watch = (kind: string, apiVersion: string, path: string, fn: () => Promise<unknown>) =>
-      this.#informers.push({ kind, apiVersion, informer: makeInformer(kc, path, list(fn)) });
+    const watch = (kind: string, apiVersion: string, path: string, fn: () => Promise<unknown>) => {
+      // client-node's informer reports a failed list only as an `error` event (its start() still
+      // resolves), so a collection counts as listed only when our list function has returned.
+      const entry: WatchedCollection = { kind, apiVersion, listed: false, informer: undefined as never };
+      const list = async () => {
+        const result = (await fn()) as KubernetesListObject<KubernetesObject>;
+        entry.listed = true;
+        this.#schedule();
+        return result;
+      };
+      entry.informer = makeInformer(kc, path, list);
+      this.#informers.push(entry);
+    };
     watch(
       'ClusterImagePolicy',
       `${GROUP}/${policyVersion}`,
@@ -85,7 +111,6 @@ export class ClusterPolicySource {
       });
     }
     await Promise.all(this.#informers.map(({ informer }) => informer.start()));
-    this.#deliver();
   }
 
   async stop(): Promise<void> {
@@ -113,6 +138,9 @@ export class ClusterPolicySource {
       });
       return 'v1beta1';
     } catch (error) {
+      // Only a 404 means "not served"; anything else (no RBAC yet, API server starting) is retried
+      // by the v1beta1 watch itself.
+      if (statusOf(error) !== 404) return 'v1beta1';
       this.#options.logger.warn(
         { err: error },
         'ClusterImagePolicy v1beta1 is not served; watching v1alpha1',
@@ -129,6 +157,15 @@ export class ClusterPolicySource {
   }
 
   #deliver(): void {
+    const pending = this.#informers.filter((entry) => !entry.listed).map((entry) => entry.kind);
+    if (pending.length > 0) {
+      this.#options.logger.warn(
+        { pending },
+        'not all policy collections are listed yet; not delivering a partial view',
+      );
+      return;
+    }
+    this.#resolveSynced?.();
     try {
       this.#options.onChange(this.snapshot());
     } catch (error) {

@@ -46,7 +46,8 @@ export function verifyAuthority(
     return {
       authority: name,
       passed: false,
-      failure: failureOf(error.code, error.message, error),
+      // The message is the reason; only what caused it goes into `cause` (no repetition).
+      failure: failureOf(error.code, error.message, error.cause),
       counts: none,
       rejected: [],
     };
@@ -145,20 +146,26 @@ const MAX_REASONS = 3;
 
 function noValid(noun: string, counts: ArtifactCounts, rejected: readonly RejectedArtifact[]): CheckFailure {
   if (counts.found === 0) return failureOf('NO_SIGNATURES', `no ${noun} found`);
-  const messages = [...new Set(rejected.map((r) => r.error.message))];
-  const shown = messages.slice(0, MAX_REASONS).join('; ');
-  const more = messages.length > MAX_REASONS ? `; and ${messages.length - MAX_REASONS} more` : '';
-  const reason = `no valid ${noun}: ${counts.found} found, 0 verified (${shown}${more})`;
+  const reason = `no valid ${noun}: ${counts.found} found, 0 verified`;
   const kind: FailureKind = rejected.every((r) => r.error.kind === 'infrastructure')
     ? 'infrastructure'
     : 'policy';
   return { kind, reason, code: 'NO_VALID_SIGNATURE', cause: causeOf(rejected) };
 }
 
+/**
+ * Why the artifacts were refused, each distinct reason once (at most MAX_REASONS): the deny
+ * message reads `no valid signature: 2 found, 0 verified (signature does not match key "k")`.
+ * Which artifact said what stays in `AuthorityCheck.rejected`, for logs.
+ */
 function causeOf(rejected: readonly RejectedArtifact[]): Error | undefined {
-  const errors = rejected.map((r) => new Error(r.source, { cause: r.error }));
+  const distinct = new Map<string, Error>();
+  for (const r of rejected) if (!distinct.has(r.error.message)) distinct.set(r.error.message, r.error);
+  const errors = [...distinct.values()];
   if (errors.length <= 1) return errors[0];
-  return new AggregateError(errors, '');
+  const shown = errors.slice(0, MAX_REASONS);
+  const more = errors.length > MAX_REASONS ? `${errors.length - MAX_REASONS} more reasons not shown` : '';
+  return new AggregateError(more === '' ? shown : [...shown, new Error(more)], '');
 }
 
 /** A verified attestation: DSSE content, so it always has a statement. */

@@ -81,12 +81,15 @@ describe('signature authorities', () => {
       failure: {
         kind: 'policy',
         code: 'NO_VALID_SIGNATURE',
-        reason: 'no valid signature: 2 found, 0 verified (signature does not match key "release-2026")',
+        reason: 'no valid signature: 2 found, 0 verified',
       },
     });
     if (check.passed) throw new Error('unreachable');
     const text = describeCause(check.failure.cause);
-    expect(text).toContain(`${REPO}:sha256-aaaa.sig: signature does not match key "release-2026"`);
+    // each distinct reason once; which artifact said it stays in `rejected`, for logs
+    expect(text).toMatch(/^signature does not match key "release-2026"/);
+    expect(text.match(/does not match/g)).toHaveLength(1);
+    expect(check.rejected.map((r) => r.source)).toEqual([`${REPO}:sha256-aaaa.sig`, `${REPO}:sha256-aaaa.sig`]);
     expect(text).not.toContain('[object Object]');
   });
 
@@ -137,7 +140,9 @@ describe('signature authorities', () => {
       passed: false,
       failure: { kind: 'infrastructure', code: 'NO_VALID_SIGNATURE' },
     });
-    if (!check.passed) expect(check.failure.cause).toBeInstanceOf(AggregateError);
+    // the same reason twice is told once
+    if (!check.passed) expect(check.failure.cause).toBeInstanceOf(Error);
+    if (!check.passed) expect(check.failure.cause).not.toBeInstanceOf(AggregateError);
   });
 
   it('cap the reasons listed', async () => {
@@ -149,9 +154,11 @@ describe('signature authorities', () => {
       { ...keyedSignature(), annotations: { 'dev.cosignproject.cosign/signature': '!!' } },
     ];
     const check = await checkOne({ name: 'k', key: { data: RELEASE_PEM } }, artifacts);
-    expect(!check.passed && check.failure.reason).toMatch(
-      /^no valid signature: 5 found, 0 verified \(.*; and 2 more\)$/,
-    );
+    expect(!check.passed && check.failure.reason).toBe('no valid signature: 5 found, 0 verified');
+    const cause = !check.passed ? check.failure.cause : undefined;
+    expect(cause).toBeInstanceOf(AggregateError);
+    expect((cause as AggregateError).errors).toHaveLength(4);
+    expect(describeCause(cause)).toMatch(/; 2 more reasons not shown$/);
   });
 
   it('consider only the artifacts of its signature format', async () => {
@@ -282,7 +289,7 @@ describe('attestation authorities', () => {
     expect(check).toMatchObject({
       passed: false,
       failure: {
-        reason: 'no valid attestation: 1 found, 0 verified (signature does not match key "provenance")',
+        reason: 'no valid attestation: 1 found, 0 verified',
       },
     });
   });

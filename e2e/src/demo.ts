@@ -1,0 +1,292 @@
+#!/usr/bin/env node
+// `pnpm demo` (or `pnpm demo --naive`): the stuck-rollout story on a real control plane, told for
+// someone new to Signet. It starts everything on 127.0.0.1, shows the commands and tables as the
+// rollout proceeds, and stops everything when done or on Ctrl-C.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cacheRoot, ensureTools, TOOL_NAMES, type ToolName } from '@signet/testbed';
+import { stringify } from 'yaml';
+import { type LocalCluster, startLocalCluster } from './cluster/index.js';
+import { startNaiveWebhook } from './naive-webhook.js';
+import { createNamespace, installPolicyCrds } from './scenarios/kube.js';
+import { keyPolicy } from './scenarios/policies.js';
+import { INCLUDE_LABEL, type RolloutObservation, runRolloutScenario } from './scenarios/rollout.js';
+import { KEY_POLICY } from './scenarios/signet-environment.js';
+import { prepareTestImages, type TestImages } from './scenarios/test-images.js';
+import { SIGNET_NAMESPACE, startSignet } from './signet-webhook.js';
+import type { AdmissionRecord } from './webhooks/admission-log.js';
+import type { WebhookUnderTest } from './webhooks/webhook-under-test.js';
+
+const NAMESPACE = 'test';
+const DEPLOYMENT = 'foo-bar';
+/** Everything the demo runs; the first run builds what is missing from the Go module proxy. */
+const DEMO_TOOLS: readonly ToolName[] = TOOL_NAMES.filter(
+  (name) => name !== 'oci-registry' && name !== 'helm',
+);
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const indent = (text: string, by = '    ') =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((line) => `${by}${line}`)
+    .join('\n');
+const section = (title: string) => out(`\n== ${title} ${'='.repeat(Math.max(0, 74 - title.length))}`);
+const command = (text: string) => out(`  $ ${text}`);
+const note = (text: string) => out(`  ${text}`);
+const short = (image: string) => image.replace(/@sha256:([0-9a-f]{12})[0-9a-f]+$/, '@sha256:$1…');
+
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
+async function main(): Promise<number> {
+  const naive = process.argv.includes('--naive');
+  if (process.argv.some((arg) => arg === '--help' || arg === '-h')) {
+    out(
+      'usage: pnpm demo [--naive]\n  --naive  run the scenario against a naive webhook (the bug), not Signet',
+    );
+    return 0;
+  }
+  const stoppers: Stoppable[] = [];
+  let stopping: Promise<void> | undefined;
+  const stopAll = () => {
+    stopping ??= (async () => {
+      for (const s of stoppers.reverse()) await s.stop().catch(() => undefined);
+    })();
+    return stopping;
+  };
+  process.once('SIGINT', () => {
+    out('\ninterrupted: stopping everything…');
+    void stopAll().then(() => process.exit(130));
+  });
+  try {
+    intro(naive);
+    await buildTools();
+    const cluster = await startCluster();
+    stoppers.push(cluster);
+    const images = await pushImages(cluster);
+    const webhook = naive
+      ? await startNaive(cluster, images, stoppers)
+      : await startSignetWebhook(cluster, images, stoppers);
+    const observed = await rollout(cluster, webhook, images, naive);
+    await outcome(cluster, webhook, observed, naive);
+    return observed.completed === !naive ? 0 : 1;
+  } finally {
+    section('Cleaning up');
+    await stopAll();
+    note('every process stopped; the run directory is removed (SIGNET_E2E_KEEP=1 keeps it)');
+  }
+}
+
+function intro(naive: boolean): void {
+  out('Signet demo: a Deployment moves from an unsigned image to a signed one in an enforced namespace.');
+  out('');
+  out('kube-controller-manager rolls it out by scaling the NEW ReplicaSet up and the OLD one down.');
+  out('The scale-down is a full UPDATE of the old ReplicaSet, whose template still names the unsigned');
+  out('image. A webhook that re-verifies that template denies the scale-down, and the rollout never');
+  out('finishes. Signet admits it (it cannot start a container) and verifies every new Pod instead.');
+  out('');
+  out(
+    naive
+      ? 'This run: --naive, a webhook that verifies every UPDATE like policy-controller did. Expect it STUCK.'
+      : 'This run: Signet. Expect the rollout to COMPLETE. (`pnpm demo --naive` shows the bug.)',
+  );
+  out('Everything runs on 127.0.0.1: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,');
+  out('kwok (fake nodes and kubelets: Pods run no containers), a registry, cosign and the webhook.');
+}
+
+async function buildTools(): Promise<void> {
+  section('1. Tools');
+  note(`pinned binaries, built from the Go module proxy on first use, cached in ${cacheRoot()}/bin`);
+  note('(a first run builds Kubernetes from source: about 12 minutes on 2 cores; later runs: none)');
+  const started = Date.now();
+  let cached = 0;
+  await ensureTools(DEMO_TOOLS, {
+    onProgress: (event) => {
+      if (event.kind === 'cached') cached += 1;
+      else note(event.message);
+    },
+  });
+  note(`${DEMO_TOOLS.length} tools ready (${cached} cached) in ${seconds(started)}`);
+}
+
+async function startCluster(): Promise<LocalCluster> {
+  section('2. A Kubernetes control plane on loopback');
+  const started = Date.now();
+  const cluster = await startLocalCluster({
+    onProgress: (event) => {
+      if (/ready after|ready in|registered/.test(event.message)) note(event.line);
+    },
+  });
+  note(`cluster ready in ${seconds(started)}`);
+  command('kubectl get nodes');
+  out(indent((await cluster.kubectl(['get', 'nodes'])).stdout));
+  return cluster;
+}
+
+async function pushImages(cluster: LocalCluster): Promise<TestImages> {
+  section('3. Two images in a local registry, one signed');
+  const images = await prepareTestImages({ group: cluster.group, workDir: cluster.runDir });
+  command(`crane append … -t ${images.registry.host}/app:v1   # unsigned`);
+  command(`crane append … -t ${images.registry.host}/app:v2`);
+  command(`cosign sign --key cosign.key ${short(images.signed)}   # app:v2 only`);
+  note(`unsigned: ${images.unsigned}`);
+  note(`signed:   ${images.signed}`);
+  return images;
+}
+
+async function startNaive(
+  cluster: LocalCluster,
+  images: TestImages,
+  stoppers: Stoppable[],
+): Promise<WebhookUnderTest> {
+  section('4. The naive webhook (test fixture, not Signet)');
+  note('It runs `cosign verify --key cosign.pub` on every image of every CREATE and UPDATE.');
+  const webhook = await startNaiveWebhook({
+    cosign: images.cosign,
+    publicKey: images.key.publicKey,
+    logFile: join(cluster.runDir, 'naive-webhook.log'),
+  });
+  stoppers.push(webhook);
+  note(`listening at ${webhook.url}`);
+  return webhook;
+}
+
+async function startSignetWebhook(
+  cluster: LocalCluster,
+  images: TestImages,
+  stoppers: Stoppable[],
+): Promise<WebhookUnderTest> {
+  section('4. Signet, with a ClusterImagePolicy');
+  await Promise.all([installPolicyCrds(cluster), createNamespace(cluster, SIGNET_NAMESPACE)]);
+  command('kubectl apply -f apps/webhook/chart/crds/   # ClusterImagePolicy, TrustRoot');
+  const policy = keyPolicy({
+    name: KEY_POLICY,
+    images: [`${images.registry.host}/app*`],
+    publicKeyPem: await readFile(images.key.publicKey, 'utf8'),
+  });
+  command('kubectl apply -f policy.yaml');
+  out(indent(stringify(policy), '      '));
+  await cluster.apply(policy);
+  const signet = await startSignet({ cluster, insecureRegistries: [images.registry.host] });
+  stoppers.push(signet);
+  await signet.waitForPolicies([KEY_POLICY]);
+  const [, cli = '', ...args] = signet.commandLine;
+  command(`node ${cli.replace(/.*\/apps\//, 'apps/')} ${args.join(' ')}`);
+  note(`ready (GET ${signet.opsUrl}/readyz -> 200); log: ${signet.logFile}`);
+  return signet;
+}
+
+async function rollout(
+  cluster: LocalCluster,
+  webhook: WebhookUnderTest,
+  images: TestImages,
+  naive: boolean,
+): Promise<RolloutObservation> {
+  section('5. The rollout');
+  const commands: Record<string, string[]> = {
+    namespace: [`kubectl create namespace ${NAMESPACE}`],
+    'unsigned rollout': [
+      `kubectl apply -f deployment.yaml   # ${DEPLOYMENT}: 2 × app:v1 (unsigned), maxSurge 1, maxUnavailable 0, minReadySeconds 3`,
+      `kubectl rollout status deployment/${DEPLOYMENT}   # before any policy applies`,
+    ],
+    enforce: [
+      `kubectl label namespace ${NAMESPACE} ${INCLUDE_LABEL}=true`,
+      'kubectl apply -f webhook-configurations.yaml   # validating + mutating, opt-in namespaces',
+    ],
+  };
+  const table = async () => {
+    const result = await cluster.kubectl(['get', 'deploy,rs,pod', '--namespace', NAMESPACE]);
+    out(indent(result.stdout));
+  };
+  const deadlineMs = naive ? 30_000 : 60_000;
+  const observed = await runRolloutScenario(cluster, webhook, {
+    unsignedImage: images.unsigned,
+    signedImage: images.signed,
+    namespace: NAMESPACE,
+    deployment: DEPLOYMENT,
+    rolloutDeadlineMs: deadlineMs,
+    minReadySeconds: 3,
+    onProgress: (message) => {
+      const step = /^(.+): done in/.exec(message)?.[1];
+      if (step && commands[step]) for (const c of commands[step]) command(c);
+      else if (message.startsWith('updated deployment')) {
+        command(`kubectl set image deployment/${DEPLOYMENT} app=${short(images.signed)}   # app:v2, signed`);
+        note(`watching for up to ${deadlineMs / 1000} s, a table at every change:`);
+      } else if (/^\[\+[\d.]+s\]/.test(message)) note(message);
+    },
+    onStateChange: table,
+  });
+  return observed;
+}
+
+async function outcome(
+  cluster: LocalCluster,
+  webhook: WebhookUnderTest,
+  observed: RolloutObservation,
+  naive: boolean,
+): Promise<void> {
+  section('6. Outcome');
+  command(`kubectl get deploy,rs,pod --namespace ${NAMESPACE}`);
+  out(indent((await cluster.kubectl(['get', 'deploy,rs,pod', '--namespace', NAMESPACE])).stdout));
+  const old = observed.oldReplicaSet;
+  if (observed.completed) {
+    note(
+      `COMPLETED in ${observed.secondsToComplete} s: the old ReplicaSet ${old?.name} is at 0, the new one runs 2 Pods.`,
+    );
+  } else {
+    note(
+      `STUCK: after ${observed.watchedSeconds} s the old ReplicaSet ${old?.name} still wants ${old?.desired} Pods;`,
+    );
+    note(
+      `kubectl get deploy says READY ${observed.deployment.readyColumn} (3 Pods for 2 desired) and it stays that way.`,
+    );
+  }
+  const scaleDowns = observed.admissions.filter(
+    (a) =>
+      a.endpoint === 'validate' &&
+      a.kind === 'ReplicaSet' &&
+      a.operation === 'UPDATE' &&
+      a.name === old?.name,
+  );
+  note(
+    `The webhook's decisions on the deployment controller's UPDATEs of ${old?.name} (${webhook.logFile}):`,
+  );
+  for (const record of scaleDowns) out(indent(describe(record), '      '));
+  if (naive && observed.controllerDenials[0]) {
+    note('The denial, as the webhook logged it:');
+    out(indent(JSON.stringify(JSON.parse(observed.controllerDenials[0].line), null, 2), '      '));
+    note('The deployment controller ignores the error of its scale-down and does not retry on its own.');
+  }
+  if (!naive) {
+    const pods = observed.admissions.filter(
+      (a) => a.endpoint === 'validate' && a.kind === 'Pod' && a.operation === 'CREATE',
+    );
+    note(
+      `and on the new Pods: ${pods.map((p) => `${p.decision}/${p.rule}`).join(', ') || 'none'} (every Pod CREATE is verified)`,
+    );
+  }
+}
+
+function describe(record: AdmissionRecord): string {
+  return `${record.operation} ${record.kind} ${record.name} by ${record.user}: ${record.decision} (${record.rule})${
+    record.reason ? `: ${record.reason}` : ''
+  }`;
+}
+
+function seconds(since: number): string {
+  return `${((Date.now() - since) / 1000).toFixed(1)} s`;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);
