@@ -89,7 +89,10 @@ describe('signature authorities', () => {
     // each distinct reason once; which artifact said it stays in `rejected`, for logs
     expect(text).toMatch(/^signature does not match key "release-2026"/);
     expect(text.match(/does not match/g)).toHaveLength(1);
-    expect(check.rejected.map((r) => r.source)).toEqual([`${REPO}:sha256-aaaa.sig`, `${REPO}:sha256-aaaa.sig`]);
+    expect(check.rejected.map((r) => r.source)).toEqual([
+      `${REPO}:sha256-aaaa.sig`,
+      `${REPO}:sha256-aaaa.sig`,
+    ]);
     expect(text).not.toContain('[object Object]');
   });
 
