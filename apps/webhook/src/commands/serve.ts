@@ -1,12 +1,10 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { ImageVerifier, RegistryClient, VerificationCache } from '@signet/verifier';
 import { AdmissionService } from '../admission-service.js';
 import { createAdmissionApp } from '../http/admission-app.js';
 import { createOpsApp } from '../http/ops-app.js';
-import { ClusterPolicySource } from '../kube/cluster-source.js';
-import { PolicyEventRecorder } from '../kube/events.js';
-import { KubePullSecretLookup } from '../kube/pull-secrets.js';
-import { SelfManagedTls } from '../kube/self-managed-tls.js';
+import type { ClusterPolicySource } from '../kube/cluster-source.js';
+import type { PolicyEventRecorder } from '../kube/events.js';
+import type { SelfManagedTls } from '../kube/self-managed-tls.js';
 import { createLogger, type Logger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
 import { loadPolicyFile } from '../policy/policy-file.js';
@@ -18,11 +16,23 @@ import type { ServeConfig } from './serve-config.js';
 
 export { SERVE_OPTIONS, serveConfigFrom } from './serve-config.js';
 
-function kubeConfigFor(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (path !== undefined) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
+/**
+ * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS), loaded only when
+ * policies come from a cluster: `@kubernetes/client-node` alone costs about 90 MB of memory, which
+ * `--policy-file` deployments do not pay.
+ */
+async function loadKube(path: string | undefined) {
+  const [client, source, events, pullSecrets, tls] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../kube/cluster-source.js'),
+    import('../kube/events.js'),
+    import('../kube/pull-secrets.js'),
+    import('../kube/self-managed-tls.js'),
+  ]);
+  const kubeConfig = new client.KubeConfig();
+  if (path !== undefined) kubeConfig.loadFromFile(path);
+  else kubeConfig.loadFromDefault();
+  return { kubeConfig, ...source, ...events, ...pullSecrets, ...tls };
 }
 
 const POLICY_API_VERSION = 'policy.sigstore.dev/v1beta1';
@@ -77,8 +87,10 @@ export async function runServe(config: ServeConfig): Promise<number> {
   const logger = createLogger({ level: config.logLevel });
   const metrics = new SignetMetrics();
   const store = new PolicyStore();
-  const kubeConfig = config.policyFiles.length === 0 ? kubeConfigFor(config.kubeconfig) : undefined;
-  const events = kubeConfig ? new PolicyEventRecorder(kubeConfig, logger) : undefined;
+  const kube = config.policyFiles.length === 0 ? await loadKube(config.kubeconfig) : undefined;
+  const events: PolicyEventRecorder | undefined = kube
+    ? new kube.PolicyEventRecorder(kube.kubeConfig, logger)
+    : undefined;
   const apply = policyApplier(config, store, logger, metrics, events);
   const verifier = new ImageVerifier({
     registry: new RegistryClient({ insecureHosts: config.insecureRegistries }),
@@ -92,7 +104,7 @@ export async function runServe(config: ServeConfig): Promise<number> {
     logger,
     metrics,
     resolveDigests: config.resolveDigests,
-    ...(kubeConfig ? { pullSecrets: new KubePullSecretLookup(kubeConfig) } : {}),
+    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeConfig) } : {}),
   });
 
   let servers: RunningServers | undefined;
@@ -108,8 +120,9 @@ export async function runServe(config: ServeConfig): Promise<number> {
     );
     watcher.start();
   } else {
-    selfManaged = new SelfManagedTls({
-      kubeConfig: kubeConfig as KubeConfig,
+    if (kube === undefined) throw new Error('self-managed TLS needs a cluster');
+    selfManaged = new kube.SelfManagedTls({
+      kubeConfig: kube.kubeConfig,
       logger,
       namespace: config.namespace,
       secretName: config.tls.secretName,
@@ -134,15 +147,15 @@ export async function runServe(config: ServeConfig): Promise<number> {
   });
 
   let source: ClusterPolicySource | undefined;
-  if (kubeConfig === undefined) {
+  if (kube === undefined) {
     await apply(
       mergePolicyObjects(
         await Promise.all(config.policyFiles.map((f) => loadPolicyFile(f, config.namespace))),
       ),
     );
   } else {
-    source = new ClusterPolicySource({
-      kubeConfig,
+    source = new kube.ClusterPolicySource({
+      kubeConfig: kube.kubeConfig,
       namespace: config.namespace,
       logger,
       onChange: (objects) => void apply(objects),

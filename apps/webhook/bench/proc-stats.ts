@@ -1,0 +1,32 @@
+// What Linux says about the server process: resident memory and CPU time, from /proc.
+import { readFile } from 'node:fs/promises';
+
+export interface MemoryStats {
+  /** Resident set size now, MiB (`VmRSS`). */
+  readonly rssMiB: number;
+  /** Largest resident set size so far, MiB (`VmHWM`). */
+  readonly peakMiB: number;
+}
+
+function kib(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
+  if (match === null) throw new Error(`/proc status has no ${field} line`);
+  return Number(match[1]);
+}
+
+export async function memoryOf(pid: number): Promise<MemoryStats> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return { rssMiB: kib(status, 'VmRSS') / 1024, peakMiB: kib(status, 'VmHWM') / 1024 };
+}
+
+// /proc/<pid>/stat counts in USER_HZ ticks, which Linux fixes at 100 per second for user space.
+const TICKS_PER_SECOND = 100;
+
+/** User plus system CPU seconds the process has used. */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
