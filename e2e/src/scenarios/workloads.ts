@@ -1,14 +1,8 @@
 // Minimal manifests of every kind Signet covers, each running one container `app` with an image.
 
-export type WorkloadKind =
-  | 'Pod'
-  | 'Deployment'
-  | 'ReplicaSet'
-  | 'StatefulSet'
-  | 'DaemonSet'
-  | 'Job'
-  | 'CronJob'
-  | 'ReplicationController';
+import type { WorkloadKind } from '@signet/k8s-types';
+
+export type { WorkloadKind };
 
 export interface WorkloadOptions {
   readonly replicas?: number;
