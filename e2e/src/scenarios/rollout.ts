@@ -244,7 +244,9 @@ async function watchRollout(
       last = summary;
       lastReport = Date.now();
     }
-    if (state.deployment.complete) return { state, completedAfter: elapsed };
+    // The Deployment, ReplicaSets and Pods are read by separate calls: completion counts only once
+    // they agree (every ReplicaSet runs exactly its desired Pods, all Ready).
+    if (state.deployment.complete && settled(state)) return { state, completedAfter: elapsed };
     if (elapsed >= watch.deadlineMs) return { state, completedAfter: undefined };
     if (watch.midRollout && !watch.midRolloutDone && watch.midRollout.when(state)) {
       const actionStarted = Date.now();
@@ -256,4 +258,9 @@ async function watchRollout(
     }
     await sleep(1_000);
   }
+}
+
+/** Every ReplicaSet runs exactly as many Pods as it wants, and all of them are Ready. */
+function settled(state: RolloutState): boolean {
+  return state.replicaSets.every((rs) => rs.pods === rs.desired && rs.readyPods === rs.desired);
 }
