@@ -1,4 +1,4 @@
-// The validating decision table of the admission contract (../shared/design/admission-semantics.md):
+// The validating decision table of the admission contract (docs/admission-contract.md):
 // admit without touching a registry, or the images that must be verified and the image fields
 // that may be pinned to digests. Pure: the request in, the decision out.
 import {
@@ -16,7 +16,7 @@ import {
 } from '@signet/k8s-types';
 import { semanticEqual } from './equality.js';
 import { changedImages } from './image-changes.js';
-import { jsonPointer } from './patch.js';
+import { jsonPointer } from './pointer.js';
 
 /** Why a request is admitted without verification. */
 export type AdmitRule =

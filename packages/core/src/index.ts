@@ -1,17 +1,53 @@
 /**
  * @signet/core: rollout-safe admission decisions and sigstore policy matching. Pure code: no
- * network, no file system, no clock.
+ * network, no file system, no clock. The surface is pinned by `test/index.test.ts`.
  */
-export * from './decide.js';
+export {
+  type AdmissionDecision,
+  type AdmitDecision,
+  type AdmitRule,
+  type DecideOptions,
+  decideAdmission,
+  type ImageTarget,
+  type VerifyDecision,
+  type VerifyRule,
+} from './decide.js';
 export { describeCause } from './describe.js';
-export * from './equality.js';
-export * from './errors.js';
-export * from './glob.js';
-export { changedImages } from './image-changes.js';
-export * from './match.js';
-export * from './patch.js';
-export * from './plan.js';
-export * from './reference.js';
-export * from './response.js';
-export * from './selector.js';
-export * from './verdict.js';
+export { semanticEqual } from './equality.js';
+export {
+  CoreError,
+  type CoreErrorCode,
+  type InvalidPolicyCode,
+  InvalidPolicyError,
+  InvalidReferenceError,
+} from './errors.js';
+export {
+  type CompiledPolicy,
+  compilePolicies,
+  compilePolicy,
+  type MatchSubject,
+  matchPolicies,
+  matchSubjectOf,
+  type PolicyMatch,
+  type PolicySet,
+} from './match.js';
+export { digestPatch, type JsonPatchOperation } from './patch.js';
+export { type ImageCheck, planChecks } from './plan.js';
+export { DOCKER_HUB, type ImageReference, parseReference, withDigest } from './reference.js';
+export {
+  type AdmissionOutcome,
+  type ImageFailure,
+  mutatingResponse,
+  summarizeAdmission,
+  validatingResponse,
+} from './response.js';
+export type { Labels } from './selector.js';
+export {
+  type AuthorityResult,
+  type FailureKind,
+  type ImageOutcome,
+  type ImageVerdict,
+  type PolicyVerdict,
+  policyVerdict,
+  type VerificationFailure,
+} from './verdict.js';

@@ -9,13 +9,6 @@ export type JsonPatchOperation =
   | { readonly op: 'test'; readonly path: string; readonly value: string }
   | { readonly op: 'replace'; readonly path: string; readonly value: string };
 
-/** RFC 6901 pointer for a list of keys: `['a', 'b/c']` -> `/a/b~1c`. */
-export function jsonPointer(keys: readonly string[]): string {
-  let pointer = '';
-  for (const key of keys) pointer += `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-  return pointer;
-}
-
 /**
  * The patch that pins every planned image field whose digest is known. `digests` maps a field
  * path (`ImageTarget.path`) to the digest its image resolved to (`sha256:...`); entries for fields

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decideAdmission, type VerifyDecision } from '../src/decide.js';
 import { InvalidReferenceError } from '../src/errors.js';
-import { digestPatch, jsonPointer } from '../src/patch.js';
+import { digestPatch } from '../src/patch.js';
+import { jsonPointer } from '../src/pointer.js';
 import { objectOf, podSpec, requestFor } from './support/workloads.js';
 
 const D = `sha256:${'d'.repeat(64)}`;

@@ -7,7 +7,18 @@ export * from './admission.js';
 export * from './errors.js';
 export { type Fail, isObject, type JsonObject } from './fields.js';
 export * from './images.js';
-export * from './policy.js';
-export * from './policy-types.js';
+export {
+  type ClusterImagePolicyParseOptions,
+  parseClusterImagePolicy,
+} from './policy/cluster-image-policy.js';
+export { parsePolicyControllerConfig } from './policy/policy-controller-config.js';
+export { parseTrustRoot } from './policy/trust-root.js';
+export type * from './policy/types.js';
+export {
+  CLUSTER_IMAGE_POLICY_VERSIONS,
+  INCLUDE_NAMESPACE_LABEL,
+  POLICY_CONTROLLER_CONFIG_NAME,
+  POLICY_GROUP,
+} from './policy/types.js';
 export * from './registration.js';
 export * from './workloads.js';

@@ -7,7 +7,7 @@ import type { PolicyMode } from '@signet/k8s-types';
 import type { DigestRef, DiscoveryRequest, FoundArtifact } from './artifacts.js';
 import { type CacheResult, VerificationCache } from './cache.js';
 import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
-import { discoveryRequests } from './policy/evaluate.js';
+import { discoveryRequests } from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
 import { RegistryClient } from './registry/client.js';
 import type { RegistryCall } from './registry/deadline.js';
@@ -140,22 +140,20 @@ export class ImageVerifier {
   ): Promise<PolicyCheck> {
     const compute = async (signal: AbortSignal): Promise<PolicyCheck> => {
       const call: RegistryCall = { signal, deadline: options.deadline };
-      const artifacts = new Map<CompiledAuthority, readonly FoundArtifact[]>();
-      const authorities = await Promise.all(
+      const found = new Map<CompiledAuthority, readonly FoundArtifact[] | SignatureCheckError>();
+      await Promise.all(
         policy.compiled.authorities.map(async (authority) => {
           try {
-            const found = await Promise.all(
+            const lists = await Promise.all(
               discoveryRequests(authority, target).map((r) => discover(r, call)),
             );
-            artifacts.set(authority, found.flat());
-            return authority;
+            found.set(authority, lists.flat());
           } catch (error) {
-            return unavailable(authority, error, options, started, this.#options.onRegistryError);
+            found.set(authority, this.#unreadable(error, options, started));
           }
         }),
       );
-      const compiled: CompiledAuthorities = { ...policy.compiled, authorities };
-      return verifyPolicy(compiled, target.digest, (a) => artifacts.get(a) ?? [], options.specInputs);
+      return verifyPolicy(policy.compiled, target.digest, (a) => found.get(a) ?? [], options.specInputs);
     };
     if (!cacheable(policy.compiled)) return compute(options.signal);
     const key = `${policy.revision}\u0000${target.registry}/${target.repository}@${target.digest}`;
@@ -165,27 +163,19 @@ export class ImageVerifier {
         failedCheck(policy, infrastructure('verification was cancelled', error, options, started)),
       );
   }
+
+  /** Why an authority fails at admission when the registry could not be asked for its artifacts. */
+  #unreadable(error: unknown, options: VerifyOptions, started: number): SignatureCheckError {
+    if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
+    const failure = infrastructure('cannot read signatures from the registry', error, options, started);
+    return new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: error });
+  }
 }
 
 /** A spec-level policy that reads the admitted object gives per-object results: never shared. */
 function cacheable(compiled: CompiledAuthorities): boolean {
   const spec = compiled.specPolicy;
   return spec === undefined || !(spec.includeSpec || spec.includeObjectMeta || spec.includeTypeMeta);
-}
-
-/** The authority, failing at admission because the registry could not be asked. */
-function unavailable(
-  authority: CompiledAuthority,
-  error: unknown,
-  options: VerifyOptions,
-  started: number,
-  onRegistryError: ((error: RegistryError) => void) | undefined,
-): CompiledAuthority {
-  if (error instanceof RegistryError) onRegistryError?.(error);
-  const failure = infrastructure('cannot read signatures from the registry', error, options, started);
-  const reason = new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: error });
-  if (authority.type === 'static') return authority;
-  return { ...authority, check: undefined, unavailable: reason };
 }
 
 function infrastructure(

@@ -3,8 +3,11 @@
  * container images against compiled ClusterImagePolicies. The registry layer (`registry/`) finds
  * what is stored next to an image; the signature layer (`sigstore/`, `trust/`, `policy/`) decides
  * whether it satisfies a policy; `ImageVerifier` puts them together, with a cache of passes.
+ *
+ * The surface is what a caller needs to verify images: compile policies, verify, read the
+ * results, supply credentials and trust roots. It is pinned by `test/index.test.ts`.
  */
-export type * from './artifacts.js';
+export type { DigestRef, RepositoryRef } from './artifacts.js';
 export { type CacheResult, VerificationCache, type VerificationCacheOptions } from './cache.js';
 export {
   type ImageToVerify,
@@ -15,38 +18,31 @@ export {
   type VerifyOptions,
 } from './image-verifier.js';
 export {
-  type AuthoritySource,
   type CompileContext,
-  type CompiledAttestation,
   type CompiledAuthorities,
   type CompiledAuthority,
-  type CompiledSpecPolicy,
   compileAuthorities,
-  DEFAULT_SYSTEM_NAMESPACE,
-  requirementsOf,
 } from './policy/compile.js';
 export { type PolicyCompileCode, PolicyCompileError } from './policy/errors.js';
-export { attestationBindings, discoveryRequests, verifyAuthority } from './policy/evaluate.js';
 export type { SecretLookup } from './policy/keys.js';
-export { PREDICATE_TYPES, predicateTypeURI } from './policy/predicate-types.js';
 export type { ConfigMapLookup } from './policy/programs.js';
 export type { ArtifactCounts, AuthorityCheck, CheckFailure, RejectedArtifact } from './policy/results.js';
+export type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
+export { RegistryClient, type RegistryClientOptions } from './registry/client.js';
+export type { DiscoveryLimits } from './registry/discovery.js';
+export { isInfrastructureFailure, RegistryError, type RegistryErrorCode } from './registry/errors.js';
+export type { FetchFunction } from './registry/http.js';
+export { type CredentialSource, Keychain } from './registry/keychain.js';
 export {
-  authorityMatches,
-  type PolicyCheck,
-  type SpecPolicyInputs,
-  verifyPolicy,
-} from './policy/verify-policy.js';
-export * from './registry/index.js';
+  type CredentialEntry,
+  credentialsFromDockerConfig,
+  credentialsFromSecret,
+  PullSecretError,
+  type RegistryCredential,
+} from './registry/pull-secrets.js';
 export { type CheckCode, SignatureCheckError } from './sigstore/errors.js';
-export type { Requirements, SignerIdentity, VerifiedArtifact } from './sigstore/verify.js';
-export {
-  compileTrustRoot,
-  type TrustRootOptions,
-  type TrustRootResolver,
-  trustRootResolver,
-} from './trust/compile.js';
+export type { SignerIdentity, VerifiedArtifact } from './sigstore/verify.js';
+export { type TrustRootOptions, type TrustRootResolver, trustRootResolver } from './trust/compile.js';
 export { TrustRootError, type TrustRootErrorCode } from './trust/errors.js';
-export { publicGoodTrustRoot } from './trust/public-good.js';
-export { type CompiledTrustRoot, PUBLIC_GOOD, trustRootFromJSON } from './trust/trusted-root.js';
-export { sigstoreTufClient, type TufClient, type TufRequest } from './trust/tuf.js';
+export { type CompiledTrustRoot, trustRootFromJSON } from './trust/trusted-root.js';
+export type { TufClient, TufRequest } from './trust/tuf.js';

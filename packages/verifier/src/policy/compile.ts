@@ -1,7 +1,7 @@
 // Compiles a ClusterImagePolicy's authorities once, when the policy (or a Secret or TrustRoot it
 // uses) changes: keys parsed, identities' regular expressions and CEL policies compiled, trust
 // material assembled from the trust roots each authority selects. Admission-time work is then
-// pure and synchronous (see evaluate.ts).
+// pure and synchronous (see verify-authority.ts).
 //
 // Which evidence an authority requires is decided here, from the policy alone (see
 // `requirementsOf`): never by what a signature happens to carry.
@@ -68,20 +68,27 @@ interface AuthorityBase {
   readonly attestations: readonly CompiledAttestation[];
 }
 
-export type CompiledAuthority =
-  | (AuthorityBase & {
-      readonly type: 'static';
-      readonly action: 'pass' | 'fail';
-      readonly message: string | undefined;
-    })
-  | (AuthorityBase & {
-      readonly type: 'key' | 'keyless';
-      readonly requirements: Requirements;
-      /** Ready to verify with; `undefined` when {@link unavailable} says why not. */
-      readonly check: SignatureCheck | undefined;
-      /** A Secret or trust root the authority needs is missing: every admission fails with this. */
-      readonly unavailable: SignatureCheckError | undefined;
-    });
+/**
+ * Whether a signer authority can verify: `ready` with what it verifies against, or `unavailable`
+ * because a Secret or trust root it needs is missing (every admission fails with the reason).
+ */
+export type SignerState =
+  | { readonly kind: 'ready'; readonly check: SignatureCheck }
+  | { readonly kind: 'unavailable'; readonly reason: SignatureCheckError };
+
+export type StaticAuthority = AuthorityBase & {
+  readonly type: 'static';
+  readonly action: 'pass' | 'fail';
+  readonly message: string | undefined;
+};
+
+export type SignerAuthority = AuthorityBase & {
+  readonly type: 'key' | 'keyless';
+  readonly requirements: Requirements;
+  readonly state: SignerState;
+};
+
+export type CompiledAuthority = StaticAuthority | SignerAuthority;
 
 /** The spec-level `policy` (CEL) and what it asks the caller to provide. */
 export interface CompiledSpecPolicy {
@@ -165,15 +172,20 @@ async function compileAuthority(
   const signer = compileSigner(authority, site, name, keyContext);
   const requirements = requirementsOf(authority);
   const type = authority.key !== undefined ? 'key' : 'keyless';
-  if (signer instanceof SignatureCheckError) {
-    return Object.freeze({ ...base, type, requirements, check: undefined, unavailable: signer });
-  }
+  const state = await signerState(authority, signer, requirements, resolver);
+  return Object.freeze({ ...base, type, requirements, state });
+}
+
+async function signerState(
+  authority: Authority,
+  signer: CompiledSigner | SignatureCheckError,
+  requirements: Requirements,
+  resolver: TrustRootResolver,
+): Promise<SignerState> {
+  if (signer instanceof SignatureCheckError) return { kind: 'unavailable', reason: signer };
   const trust = await trustFor(authority, requirements, signer.caCertificates, resolver);
-  if (trust instanceof SignatureCheckError) {
-    return Object.freeze({ ...base, type, requirements, check: undefined, unavailable: trust });
-  }
-  const check: SignatureCheck = Object.freeze({ signer: signer.policy, requirements, trust });
-  return Object.freeze({ ...base, type, requirements, check, unavailable: undefined });
+  if (trust instanceof SignatureCheckError) return { kind: 'unavailable', reason: trust };
+  return { kind: 'ready', check: Object.freeze({ signer: signer.policy, requirements, trust }) };
 }
 
 /**

@@ -1,18 +1,17 @@
-// What verification reports, per authority: structurally `@signet/core`'s `AuthorityResult` and
-// `VerificationFailure` (core combines them), plus codes, counts and the signer for messages.
-import type { FailureKind } from '@signet/core';
+// What verification reports, per authority: `@signet/core`'s `AuthorityResult` and
+// `VerificationFailure` (core combines them), extended with codes, counts and the signer.
+import type { AuthorityResult, VerificationFailure } from '@signet/core';
 import type { FoundArtifact } from '../artifacts.js';
 import { type CheckCode, kindOf, type SignatureCheckError } from '../sigstore/errors.js';
 import type { SignerIdentity, VerifiedArtifact } from '../sigstore/verify.js';
 
-/** Why an authority (or a policy) failed. Structurally a `@signet/core` `VerificationFailure`, plus a code. */
-export interface CheckFailure {
-  readonly kind: FailureKind;
-  /** `no valid signature: 2 found, 0 verified (signature does not match key "release-2026")`. */
-  readonly reason: string;
+/**
+ * Why an authority (or a policy) failed: core's failure with a code. `reason` reads like
+ * `no valid signature: 2 found, 0 verified`; `cause` holds the artifact errors (an
+ * `AggregateError` when several), each with its own cause chain.
+ */
+export interface CheckFailure extends VerificationFailure {
   readonly code: CheckCode;
-  /** The artifact errors (an `AggregateError` when several), each with its own cause chain. */
-  readonly cause?: unknown;
 }
 
 /** How many artifacts an authority considered, and how many verified (signature, identity, binding). */
@@ -28,11 +27,12 @@ export interface RejectedArtifact {
   readonly error: SignatureCheckError;
 }
 
-/** One authority's result. Structurally a `@signet/core` `AuthorityResult`. */
+type Passed = Extract<AuthorityResult, { readonly passed: true }>;
+type Failed = Extract<AuthorityResult, { readonly passed: false }>;
+
+/** One authority's result: core's `AuthorityResult` with what was found, verified and rejected. */
 export type AuthorityCheck =
-  | {
-      readonly authority: string;
-      readonly passed: true;
+  | (Passed & {
       /** Who signed: the first verified signature's (or passing attestation's) signer; absent for `static`. */
       readonly signer: SignerIdentity | undefined;
       readonly static: boolean;
@@ -41,14 +41,12 @@ export type AuthorityCheck =
       /** Per wanted attestation name, the verified attestations whose policy passed. */
       readonly attestations: Readonly<Record<string, readonly VerifiedArtifact[]>>;
       readonly rejected: readonly RejectedArtifact[];
-    }
-  | {
-      readonly authority: string;
-      readonly passed: false;
+    })
+  | (Failed & {
       readonly failure: CheckFailure;
       readonly counts: ArtifactCounts;
       readonly rejected: readonly RejectedArtifact[];
-    };
+    });
 
 /** A failure with the kind its code implies. */
 export function failureOf(code: CheckCode, reason: string, cause?: unknown): CheckFailure {

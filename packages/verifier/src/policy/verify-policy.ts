@@ -3,10 +3,11 @@
 // spec-level CEL policy over what matched. Pure and synchronous.
 import { type PolicyVerdict, policyVerdict } from '@signet/core';
 import type { FoundArtifact } from '../artifacts.js';
+import type { SignatureCheckError } from '../sigstore/errors.js';
 import type { SignerIdentity } from '../sigstore/verify.js';
 import type { CompiledAuthorities, CompiledAuthority } from './compile.js';
-import { verifyAuthority } from './evaluate.js';
 import { type AuthorityCheck, failureOf } from './results.js';
+import { verifyAuthority } from './verify-authority.js';
 
 /** Extra inputs of a spec-level policy, provided by the caller when the policy asks for them. */
 export interface SpecPolicyInputs {
@@ -31,7 +32,8 @@ export type PolicyCheck = PolicyVerdict & { readonly authorities: readonly Autho
 export function verifyPolicy(
   compiled: CompiledAuthorities,
   digest: string,
-  artifactsFor: (authority: CompiledAuthority) => readonly FoundArtifact[],
+  /** What discovery found for each authority, or why the registry could not be read for it. */
+  artifactsFor: (authority: CompiledAuthority) => readonly FoundArtifact[] | SignatureCheckError,
   inputs: SpecPolicyInputs = {},
 ): PolicyCheck {
   const authorities = compiled.authorities.map((authority) =>

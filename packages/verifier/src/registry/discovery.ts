@@ -63,7 +63,13 @@ export interface Discovery {
   readonly skipped: readonly Skipped[];
 }
 
-interface Collector {
+/** One discovery: where it reads, with what, within which limits, and what it noted on the way. */
+interface Scan {
+  readonly client: ArtifactStore;
+  /** The repository holding the signatures: `source.oci`, or the image's own. */
+  readonly store: RepositoryRef;
+  readonly call: RegistryCall;
+  readonly limits: DiscoveryLimits;
   readonly truncated: Truncation[];
   readonly skipped: Skipped[];
 }
@@ -78,9 +84,15 @@ export async function discoverArtifacts(
   call: RegistryCall,
   limits: Partial<DiscoveryLimits> = {},
 ): Promise<Discovery> {
-  const options = { ...DEFAULT_DISCOVERY_LIMITS, ...limits };
   const store: RepositoryRef = request.signatureRepository ?? request.image;
-  const collector: Collector = { truncated: [], skipped: [] };
+  const scan: Scan = {
+    client,
+    store,
+    call,
+    limits: { ...DEFAULT_DISCOVERY_LIMITS, ...limits },
+    truncated: [],
+    skipped: [],
+  };
   const legacyTag = (suffix: string) => {
     const tag = `${request.tagPrefix ?? ''}${digestTag(request.image.digest)}.${suffix}`;
     if (!isTag(tag)) {
@@ -94,39 +106,19 @@ export async function discoverArtifacts(
   };
   const none = Promise.resolve([]);
   const [signatures, attestations, bundles] = await Promise.all([
-    request.legacySignatures
-      ? legacySignatures(client, store, legacyTag('sig'), call, options, collector)
-      : none,
-    request.legacyAttestations
-      ? legacyAttestations(client, store, legacyTag('att'), call, options, collector)
-      : none,
-    request.bundles ? bundleArtifacts(client, store, request.image.digest, call, options, collector) : none,
+    request.legacySignatures ? legacySignatures(scan, legacyTag('sig')) : none,
+    request.legacyAttestations ? legacyAttestations(scan, legacyTag('att')) : none,
+    request.bundles ? bundleArtifacts(scan, request.image.digest) : none,
   ]);
   return {
     artifacts: [...signatures, ...attestations, ...bundles],
-    truncated: collector.truncated,
-    skipped: collector.skipped,
+    truncated: scan.truncated,
+    skipped: scan.skipped,
   };
 }
 
-async function legacySignatures(
-  client: ArtifactStore,
-  store: RepositoryRef,
-  tag: string,
-  call: RegistryCall,
-  limits: DiscoveryLimits,
-  collector: Collector,
-): Promise<LegacySignature[]> {
-  const layers = await legacyLayers(
-    client,
-    store,
-    tag,
-    COSIGN_SIMPLE_SIGNING,
-    'signature-layers',
-    call,
-    limits,
-    collector,
-  );
+async function legacySignatures(scan: Scan, tag: string): Promise<LegacySignature[]> {
+  const layers = await legacyLayers(scan, tag, COSIGN_SIMPLE_SIGNING, 'signature-layers');
   return layers.map(({ source, bytes, annotations }) => ({
     format: 'legacy-signature',
     source,
@@ -135,24 +127,8 @@ async function legacySignatures(
   }));
 }
 
-async function legacyAttestations(
-  client: ArtifactStore,
-  store: RepositoryRef,
-  tag: string,
-  call: RegistryCall,
-  limits: DiscoveryLimits,
-  collector: Collector,
-): Promise<LegacyAttestation[]> {
-  const layers = await legacyLayers(
-    client,
-    store,
-    tag,
-    DSSE_ENVELOPE,
-    'attestation-layers',
-    call,
-    limits,
-    collector,
-  );
+async function legacyAttestations(scan: Scan, tag: string): Promise<LegacyAttestation[]> {
+  const layers = await legacyLayers(scan, tag, DSSE_ENVELOPE, 'attestation-layers');
   return layers.map(({ source, bytes, annotations }) => ({
     format: 'legacy-attestation',
     source,
@@ -169,45 +145,36 @@ interface LayerContent {
 
 /** The verified blobs of the `mediaType` layers of the manifest at `tag` (none when the tag is absent). */
 async function legacyLayers(
-  client: ArtifactStore,
-  store: RepositoryRef,
+  scan: Scan,
   tag: string,
   mediaType: string,
   kind: Truncation['kind'],
-  call: RegistryCall,
-  limits: DiscoveryLimits,
-  collector: Collector,
 ): Promise<LayerContent[]> {
+  const { store, limits } = scan;
   const source = `${store.registry}/${store.repository}:${tag}`;
-  const fetched = await manifestOrNothing(client, store, tag, call);
+  const fetched = await manifestOrNothing(scan, tag);
   if (fetched === undefined) return [];
   if (fetched.manifest.kind !== 'manifest') {
     throw new RegistryError('MALFORMED', store, `${tag} is an index, not an image manifest`);
   }
   const candidates = fetched.manifest.layers.filter((layer) => layer.mediaType === mediaType);
   if (candidates.length > limits.maxLayers) {
-    collector.truncated.push({ source, kind, limit: limits.maxLayers, found: candidates.length });
+    scan.truncated.push({ source, kind, limit: limits.maxLayers, found: candidates.length });
   }
   const contents: LayerContent[] = [];
   for (const [index, layer] of candidates.slice(0, limits.maxLayers).entries()) {
-    const bytes = await readArtifactBlob(client, store, layer, call, limits);
+    const bytes = await readArtifactBlob(scan, layer);
     contents.push({ source: `${source} layer ${index}`, bytes, annotations: layer.annotations });
   }
   return contents;
 }
 
-async function bundleArtifacts(
-  client: ArtifactStore,
-  store: RepositoryRef,
-  digest: string,
-  call: RegistryCall,
-  limits: DiscoveryLimits,
-  collector: Collector,
-): Promise<BundleArtifact[]> {
-  const referrers = await client.listReferrers(store, digest, call);
+async function bundleArtifacts(scan: Scan, digest: string): Promise<BundleArtifact[]> {
+  const { store, limits } = scan;
+  const referrers = await scan.client.listReferrers(store, digest, scan.call);
   const candidates = unique(referrers.descriptors.filter(isBundleReferrer));
   if (referrers.truncated || candidates.length > limits.maxReferrers) {
-    collector.truncated.push({
+    scan.truncated.push({
       source: `${store.registry}/${store.repository}@${digest} referrers`,
       kind: 'bundle-referrers',
       limit: limits.maxReferrers,
@@ -216,7 +183,7 @@ async function bundleArtifacts(
   }
   const bundles: BundleArtifact[] = [];
   for (const descriptor of candidates.slice(0, limits.maxReferrers)) {
-    const bundle = await bundleOf(client, store, digest, descriptor, call, limits, collector);
+    const bundle = await bundleOf(scan, digest, descriptor);
     if (bundle) bundles.push(bundle);
   }
   return bundles;
@@ -224,20 +191,16 @@ async function bundleArtifacts(
 
 /** One referrer's bundle, or `undefined` (recorded as skipped) when the referrer is not usable. */
 async function bundleOf(
-  client: ArtifactStore,
-  store: RepositoryRef,
+  scan: Scan,
   subject: string,
   descriptor: BundleReferrer,
-  call: RegistryCall,
-  limits: DiscoveryLimits,
-  collector: Collector,
 ): Promise<BundleArtifact | undefined> {
-  const source = `${store.registry}/${store.repository}@${descriptor.digest}`;
+  const source = `${scan.store.registry}/${scan.store.repository}@${descriptor.digest}`;
   const skip = (reason: string) => {
-    collector.skipped.push({ source, reason });
+    scan.skipped.push({ source, reason });
     return undefined;
   };
-  const fetched = await manifestOrNothing(client, store, descriptor.digest, call);
+  const fetched = await manifestOrNothing(scan, descriptor.digest);
   if (fetched === undefined) return skip('the referrer manifest is listed but does not exist');
   const manifest = fetched.manifest;
   if (manifest.kind !== 'manifest') return skip('the referrer is an index, not an image manifest');
@@ -256,7 +219,7 @@ async function bundleOf(
   return {
     format: 'bundle',
     source,
-    bundle: await readArtifactBlob(client, store, layer, call, limits),
+    bundle: await readArtifactBlob(scan, layer),
     artifactType,
     predicateType:
       manifest.annotations[BUNDLE_PREDICATE_TYPE_ANNOTATION] ??
@@ -264,31 +227,21 @@ async function bundleOf(
   };
 }
 
-async function readArtifactBlob(
-  client: ArtifactStore,
-  store: RepositoryRef,
-  layer: Descriptor,
-  call: RegistryCall,
-  limits: DiscoveryLimits,
-): Promise<Uint8Array> {
-  if (layer.size > limits.maxArtifactBytes) {
+async function readArtifactBlob(scan: Scan, layer: Descriptor): Promise<Uint8Array> {
+  const max = scan.limits.maxArtifactBytes;
+  if (layer.size > max) {
     throw new RegistryError(
       'TOO_LARGE',
-      store,
-      `layer ${layer.digest} announces ${layer.size} bytes; the limit is ${limits.maxArtifactBytes}`,
+      scan.store,
+      `layer ${layer.digest} announces ${layer.size} bytes; the limit is ${max}`,
     );
   }
-  return client.getBlob(store, layer.digest, call, { maxBytes: limits.maxArtifactBytes });
+  return scan.client.getBlob(scan.store, layer.digest, scan.call, { maxBytes: max });
 }
 
-async function manifestOrNothing(
-  client: ArtifactStore,
-  store: RepositoryRef,
-  reference: string,
-  call: RegistryCall,
-): Promise<FetchedManifest | undefined> {
+async function manifestOrNothing(scan: Scan, reference: string): Promise<FetchedManifest | undefined> {
   try {
-    return await client.getManifest(store, reference, call);
+    return await scan.client.getManifest(scan.store, reference, scan.call);
   } catch (error) {
     if (error instanceof RegistryError && error.code === 'NOT_FOUND') return undefined;
     throw error;

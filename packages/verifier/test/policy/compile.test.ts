@@ -151,11 +151,13 @@ describe('compiled authorities', () => {
   it('read every PEM key inline and every entry of a Secret', async () => {
     const two = `${publicPem(ecKeyPair())}${publicPem(ecKeyPair())}`;
     const inline = await compileOne({ name: 'release-2026', key: { data: two, hashAlgorithm: 'sha384' } });
-    expect(inline.type === 'key' && inline.check?.signer).toMatchObject({
-      type: 'key',
-      hashAlgorithm: 'sha384',
-      keys: [{ name: 'release-2026#1' }, { name: 'release-2026#2' }],
-    });
+    expect(inline.type === 'key' && inline.state.kind === 'ready' && inline.state.check.signer).toMatchObject(
+      {
+        type: 'key',
+        hashAlgorithm: 'sha384',
+        keys: [{ name: 'release-2026#1' }, { name: 'release-2026#2' }],
+      },
+    );
     const lookups: string[] = [];
     const lookupSecret = (namespace: string, name: string) => {
       lookups.push(`${namespace}/${name}`);
@@ -168,8 +170,9 @@ describe('compiled authorities', () => {
     expect(lookups).toEqual(['signet/keys']);
     expect(
       fromSecret.type === 'key' &&
-        fromSecret.check?.signer.type === 'key' &&
-        fromSecret.check.signer.keys.map((k) => k.name),
+        fromSecret.state.kind === 'ready' &&
+        fromSecret.state.check.signer.type === 'key' &&
+        fromSecret.state.check.signer.keys.map((k) => k.name),
     ).toEqual(['keys/a.pub', 'keys/b.pub#1', 'keys/b.pub#2']);
     expect(
       (
@@ -189,25 +192,33 @@ describe('compiled authorities', () => {
     );
     expect(missing).toMatchObject({
       type: 'key',
-      check: undefined,
-      unavailable: { code: 'SECRET_UNAVAILABLE', message: 'Secret ns/gone not found' },
+      state: {
+        kind: 'unavailable',
+        reason: { code: 'SECRET_UNAVAILABLE', message: 'Secret ns/gone not found' },
+      },
     });
     const empty = await compileOne(
       { keyless: { ...keyless, 'ca-cert': { secretRef: { name: 'ca' } } } },
       { lookupSecret: () => ({}) },
     );
     expect(empty).toMatchObject({
-      unavailable: { code: 'SECRET_UNAVAILABLE', message: 'Secret cosign-system/ca holds no data' },
+      state: {
+        kind: 'unavailable',
+        reason: { code: 'SECRET_UNAVAILABLE', message: 'Secret cosign-system/ca holds no data' },
+      },
     });
   });
 
   it('leave an authority whose trust root is missing or incomplete unavailable', async () => {
     const unknown = await compileOne({ keyless: { ...keyless, trustRootRef: 'private' } });
     expect(unknown).toMatchObject({
-      unavailable: {
-        code: 'TRUST_ROOT_UNAVAILABLE',
-        kind: 'infrastructure',
-        cause: { code: 'TRUST_ROOT_NOT_FOUND' },
+      state: {
+        kind: 'unavailable',
+        reason: {
+          code: 'TRUST_ROOT_UNAVAILABLE',
+          kind: 'infrastructure',
+          cause: { code: 'TRUST_ROOT_NOT_FOUND' },
+        },
       },
     });
     const caOnly = trustRootFromJSON(trustedRootDocument({ ca: infra.ca }), { name: 'ca-only' });
@@ -217,24 +228,33 @@ describe('compiled authorities', () => {
       (await compile({ keyless: { ...keyless, trustRootRef: 'ca-only' } })).type === 'keyless' &&
         (await compile({ keyless: { ...keyless, trustRootRef: 'ca-only' } })),
     ).toMatchObject({
-      unavailable: {
-        message:
-          'TrustRoot "ca-only" has no CT logs, and the authority requires an SCT (set insecureIgnoreSCT to skip)',
+      state: {
+        kind: 'unavailable',
+        reason: {
+          message:
+            'TrustRoot "ca-only" has no CT logs, and the authority requires an SCT (set insecureIgnoreSCT to skip)',
+        },
       },
     });
     expect(
       await compile({ keyless: { ...keyless, trustRootRef: 'ca-only', insecureIgnoreSCT: true } }),
     ).toMatchObject({
-      unavailable: {
-        message: 'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry',
+      state: {
+        kind: 'unavailable',
+        reason: {
+          message: 'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry',
+        },
       },
     });
     expect(
       await compile({ key: { data: KEY_PEM }, rfc3161timestamp: { trustRootRef: 'ca-only' } }),
     ).toMatchObject({
-      unavailable: {
-        message:
-          'TrustRoot "ca-only" has no timestamp authorities, and the authority requires an RFC 3161 timestamp',
+      state: {
+        kind: 'unavailable',
+        reason: {
+          message:
+            'TrustRoot "ca-only" has no timestamp authorities, and the authority requires an RFC 3161 timestamp',
+        },
       },
     });
     const empty = trustRootFromJSON(trustedRootDocument({ tlog: infra.tlog }), { name: 'no-ca' });
@@ -244,9 +264,12 @@ describe('compiled authorities', () => {
         { trustRoots: trustRootResolver([empty]) },
       ),
     ).toMatchObject({
-      unavailable: {
-        message:
-          'TrustRoot "no-ca" has no certificate authorities, and the authority requires a certificate (keyless)',
+      state: {
+        kind: 'unavailable',
+        reason: {
+          message:
+            'TrustRoot "no-ca" has no certificate authorities, and the authority requires a certificate (keyless)',
+        },
       },
     });
   });
@@ -375,7 +398,9 @@ describe('compiled authorities', () => {
     const compiled = await compileAuthorities(clusterImagePolicy([{ keyless }]));
     const [authority] = compiled.authorities;
     expect(
-      authority?.type === 'keyless' && authority.check?.trust.certificateAuthorities.length,
+      authority?.type === 'keyless' &&
+        authority.state.kind === 'ready' &&
+        authority.state.check.trust.certificateAuthorities.length,
     ).toBeGreaterThan(0);
   });
 });

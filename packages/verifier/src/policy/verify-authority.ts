@@ -7,7 +7,7 @@ import { decodeArtifact } from '../sigstore/decode.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { COSIGN_SIGN_PREDICATE_TYPE, type InTotoStatement } from '../sigstore/payload.js';
 import { type SignerIdentity, type VerifiedArtifact, verifyArtifact } from '../sigstore/verify.js';
-import type { CompiledAttestation, CompiledAuthority } from './compile.js';
+import type { CompiledAttestation, CompiledAuthority, StaticAuthority } from './compile.js';
 import {
   type ArtifactCounts,
   type AuthorityCheck,
@@ -31,28 +31,21 @@ export function discoveryRequests(authority: CompiledAuthority, image: DigestRef
   }));
 }
 
-/** Verifies `artifacts` (found for `digest`) against one authority. Never throws. */
+/**
+ * Verifies `artifacts` (found for `digest`) against one authority; `artifacts` is the error
+ * instead when the registry could not be read for it. Never throws.
+ */
 export function verifyAuthority(
   authority: CompiledAuthority,
   digest: string,
-  artifacts: readonly FoundArtifact[],
+  artifacts: readonly FoundArtifact[] | SignatureCheckError,
 ): AuthorityCheck {
   const name = authority.name;
   if (authority.type === 'static') return staticCheck(authority);
-  const none: ArtifactCounts = { found: 0, verified: 0 };
-  if (authority.check === undefined) {
-    const error =
-      authority.unavailable ?? new SignatureCheckError('VERIFIER_ERROR', 'authority was not compiled');
-    return {
-      authority: name,
-      passed: false,
-      // The message is the reason; only what caused it goes into `cause` (no repetition).
-      failure: failureOf(error.code, error.message, error.cause),
-      counts: none,
-      rejected: [],
-    };
-  }
-  const check = authority.check;
+  const state = authority.state;
+  if (state.kind === 'unavailable') return unavailableCheck(name, state.reason);
+  if (artifacts instanceof SignatureCheckError) return unavailableCheck(name, artifacts);
+  const check = state.check;
   const wantsAttestations = authority.attestations.length > 0;
   const considered = artifacts.filter((artifact) => considers(authority, artifact));
   const verified: VerifiedArtifact[] = [];
@@ -87,7 +80,18 @@ export function verifyAuthority(
   return attestationCheck(name, authority.attestations, verified, counts, rejected);
 }
 
-function staticCheck(authority: Extract<CompiledAuthority, { type: 'static' }>): AuthorityCheck {
+function unavailableCheck(authority: string, error: SignatureCheckError): AuthorityCheck {
+  return {
+    authority,
+    passed: false,
+    // The message is the reason; only what caused it goes into `cause` (no repetition).
+    failure: failureOf(error.code, error.message, error.cause),
+    counts: { found: 0, verified: 0 },
+    rejected: [],
+  };
+}
+
+function staticCheck(authority: StaticAuthority): AuthorityCheck {
   const counts = { found: 0, verified: 0 };
   if (authority.action === 'pass') {
     return {

@@ -4,8 +4,8 @@ import { type AuthorityResult, describeCause, type PolicyVerdict } from '@signet
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FoundArtifact } from '../../src/artifacts.js';
 import { type CompiledAuthorities, compileAuthorities } from '../../src/policy/compile.js';
-import { discoveryRequests, verifyAuthority } from '../../src/policy/evaluate.js';
 import type { AuthorityCheck } from '../../src/policy/results.js';
+import { discoveryRequests, verifyAuthority } from '../../src/policy/verify-authority.js';
 import { type PolicyCheck, verifyPolicy } from '../../src/policy/verify-policy.js';
 import { COSIGN_SIGN_PREDICATE_TYPE } from '../../src/sigstore/payload.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
@@ -466,10 +466,11 @@ describe('unexpected failures', () => {
   it('turn a thrown non-Signet error into an infrastructure denial with its cause', async () => {
     const compiled = await compile([{ key: { data: RELEASE_PEM } }]);
     const [authority] = compiled.authorities;
-    if (authority?.type !== 'key' || authority.check === undefined) throw new Error('unreachable');
+    if (authority?.type !== 'key' || authority.state.kind !== 'ready') throw new Error('unreachable');
+    const { check: ready } = authority.state;
     const exploding = {
       ...authority,
-      check: { ...authority.check, signer: { ...authority.check.signer, keys: null } },
+      state: { kind: 'ready', check: { ...ready, signer: { ...ready.signer, keys: null } } },
     } as never;
     const check = verifyAuthority(exploding, DIGEST, [keyedSignature()]);
     expect(check).toMatchObject({
@@ -480,10 +481,6 @@ describe('unexpected failures', () => {
     expect(!check.passed && describeCause(check.failure.cause)).toContain(
       'unexpected error while verifying: Cannot read properties of null',
     );
-    const uncompiled = { ...authority, check: undefined, unavailable: undefined } as never;
-    expect(verifyAuthority(uncompiled, DIGEST, [])).toMatchObject({
-      failure: { code: 'VERIFIER_ERROR', reason: 'authority was not compiled' },
-    });
   });
 });
 

@@ -1,0 +1,28 @@
+// Pins the package's runtime surface: a change here is a change of the published API, and
+// belongs in a changeset.
+import { expect, test } from 'vitest';
+import * as core from '../src/index.js';
+
+test('the public runtime exports are exactly these', () => {
+  expect(Object.keys(core).sort()).toEqual([
+    'CoreError',
+    'DOCKER_HUB',
+    'InvalidPolicyError',
+    'InvalidReferenceError',
+    'compilePolicies',
+    'compilePolicy',
+    'decideAdmission',
+    'describeCause',
+    'digestPatch',
+    'matchPolicies',
+    'matchSubjectOf',
+    'mutatingResponse',
+    'parseReference',
+    'planChecks',
+    'policyVerdict',
+    'semanticEqual',
+    'summarizeAdmission',
+    'validatingResponse',
+    'withDigest',
+  ]);
+});
