@@ -16,7 +16,7 @@ import {
   webhookConfigurations,
 } from '@signet/webhook';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalCluster, startLocalCluster } from '../src/index.js';
+import { type LocalCluster, startLocalCluster } from '../src/cluster/local-cluster.js';
 
 const crds = new URL('../../apps/webhook/chart/crds/', import.meta.url);
 let cluster: LocalCluster;
@@ -139,13 +139,17 @@ spec:
     await source.stop();
     const { snapshot, problems } = await compileSnapshot(objects as PolicyObjects, {
       namespace: 'signet-system',
-      logger,
     });
     expect(snapshot?.broken.has('rego-policy')).toBe(true);
     const problem = problems.find((p) => p.object === 'ClusterImagePolicy/rego-policy');
     expect(problem?.message).toMatch(/rego/i);
+    expect(problem?.ref).toEqual({
+      apiVersion: 'policy.sigstore.dev/v1beta1',
+      kind: 'ClusterImagePolicy',
+      name: 'rego-policy',
+    });
     await events.warn(
-      { apiVersion: 'policy.sigstore.dev/v1beta1', kind: 'ClusterImagePolicy', name: 'rego-policy' },
+      problem?.ref ?? { apiVersion: '', kind: '', name: '' },
       'InvalidPolicy',
       problem?.message ?? '',
     );

@@ -1,14 +1,15 @@
 // @signet/webhook: the Signet admission server. The `signet` CLI is the entry point for users;
 // these exports serve the e2e suite and embedding.
 
-export { AdmissionService, type AdmissionServiceOptions } from './admission-service.js';
+export { AdmissionService, type AdmissionServiceOptions } from './admission/admission-service.js';
+export type { PullSecretLookup } from './admission/credentials.js';
 export {
   createCertificateAuthority,
   type IssuedCertificate,
   issueServingCertificate,
   renewalTime,
 } from './certificates.js';
-export { main } from './cli.js';
+export { main } from './cli/main.js';
 export {
   type AdmissionAppOptions,
   createAdmissionApp,
@@ -20,10 +21,11 @@ export {
 export { createOpsApp, type Readiness } from './http/ops-app.js';
 export { ClusterPolicySource, type ClusterPolicySourceOptions } from './kube/cluster-source.js';
 export { type InvolvedObject, PolicyEventRecorder } from './kube/events.js';
-export { KubePullSecretLookup, type PullSecretLookup } from './kube/pull-secrets.js';
+export { KubePullSecretLookup } from './kube/pull-secrets.js';
 export { SelfManagedTls, type SelfManagedTlsOptions } from './kube/self-managed-tls.js';
 export { createLogger, type Logger } from './logger.js';
 export { SignetMetrics } from './metrics.js';
+export { policyApplier } from './policy/policy-applier.js';
 export { loadPolicyFile, parsePolicyYaml } from './policy/policy-file.js';
 export {
   collectPolicyObjects,
@@ -36,8 +38,10 @@ export {
   compileSnapshot,
   type PolicySnapshot,
   PolicyStore,
+  type SnapshotPolicy,
 } from './policy/policy-store.js';
 export { type RunningServers, startServers } from './server.js';
+export { assembleAdmission, type RunningSignet, startSignet } from './signet.js';
 export { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
 export {
   excludedNamespaces,

@@ -1,8 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-/** Verification-side outcome classes, matching the admission contract. */
-export type FailureClass = 'policy' | 'infrastructure';
-
 /**
  * Signet's Prometheus metrics on a registry of their own (never prom-client's global one), so
  * tests and several servers in one process do not share counters.

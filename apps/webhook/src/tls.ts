@@ -1,6 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
+import { InputError } from './errors.js';
 import type { Logger } from './logger.js';
 
 export interface CertificatePair {
@@ -16,11 +17,19 @@ export function readCertificatePair(certFile: string, keyFile: string): Certific
   try {
     parsed = new X509Certificate(cert);
   } catch (error) {
-    throw new Error(`${certFile}: not a PEM certificate`, { cause: error });
+    const hint = cert.includes('PRIVATE KEY-----')
+      ? ' (it holds a private key: that goes to the key file)'
+      : '';
+    throw new InputError(`${certFile}: not a PEM certificate${hint}`, { cause: error });
   }
-  if (!key.includes('PRIVATE KEY-----')) throw new Error(`${keyFile}: not a PEM private key`);
+  if (!key.includes('PRIVATE KEY-----')) {
+    const hint = key.includes('CERTIFICATE-----')
+      ? ' (it holds a certificate: that goes to the certificate file)'
+      : '';
+    throw new InputError(`${keyFile}: not a PEM private key${hint}`);
+  }
   if (Date.parse(parsed.validTo) < Date.now())
-    throw new Error(`${certFile}: certificate expired on ${parsed.validTo}`);
+    throw new InputError(`${certFile}: certificate expired on ${parsed.validTo}`);
   return { cert, key };
 }
 

@@ -30,6 +30,7 @@ export {
   matchSubjectOf,
   type PolicyMatch,
   type PolicySet,
+  policySet,
 } from './match.js';
 export { digestPatch, type JsonPatchOperation } from './patch.js';
 export { type ImageCheck, planChecks } from './plan.js';

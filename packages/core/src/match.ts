@@ -8,6 +8,7 @@ import {
   type MatchResource,
   type NoMatchPolicy,
   type PolicyMode,
+  policyModeOf,
   workloadForKind,
 } from '@signet/k8s-types';
 import { InvalidPolicyError } from './errors.js';
@@ -37,15 +38,19 @@ export interface CompiledPolicy {
   appliesTo(subject: MatchSubject): boolean;
 }
 
-/** All policies of the cluster, sorted by name, and what happens to images none of them match. */
-export interface PolicySet {
-  readonly policies: readonly CompiledPolicy[];
+/**
+ * All policies of the cluster, sorted by name, and what happens to images none of them match.
+ * `P` lets a caller keep its own record per policy (a compiled policy plus what it needs to
+ * verify it), so matching hands back that record and nothing is joined by name afterwards.
+ */
+export interface PolicySet<P extends CompiledPolicy = CompiledPolicy> {
+  readonly policies: readonly P[];
   readonly noMatchPolicy: NoMatchPolicy;
 }
 
 /** For one image: the policies it must pass (all of them), or the no-match outcome. */
-export type PolicyMatch =
-  | { readonly kind: 'matched'; readonly policies: readonly CompiledPolicy[] }
+export type PolicyMatch<P extends CompiledPolicy = CompiledPolicy> =
+  | { readonly kind: 'matched'; readonly policies: readonly P[] }
   | { readonly kind: 'no-match'; readonly action: NoMatchPolicy };
 
 /**
@@ -62,7 +67,7 @@ export function compilePolicy(policy: ClusterImagePolicy): CompiledPolicy {
   );
   return {
     name,
-    mode: policy.spec.mode ?? 'enforce',
+    mode: policyModeOf(policy),
     policy,
     globs,
     appliesTo: (subject) => entries.length === 0 || entries.some((entry) => entry(subject)),
@@ -78,14 +83,24 @@ export function compilePolicies(
   policies: readonly ClusterImagePolicy[],
   config: { readonly noMatchPolicy?: NoMatchPolicy } = {},
 ): PolicySet {
-  const compiled = policies
-    .map(compilePolicy)
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { policies: compiled, noMatchPolicy: config.noMatchPolicy ?? 'deny' };
+  return policySet(policies.map(compilePolicy), config);
+}
+
+/** A set of already compiled policies (or records extending them), sorted by name. */
+export function policySet<P extends CompiledPolicy>(
+  policies: readonly P[],
+  config: { readonly noMatchPolicy?: NoMatchPolicy } = {},
+): PolicySet<P> {
+  const sorted = [...policies].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { policies: sorted, noMatchPolicy: config.noMatchPolicy ?? 'deny' };
 }
 
 /** The policies an image must pass in the context of the admitted object. */
-export function matchPolicies(set: PolicySet, reference: ImageReference, subject: MatchSubject): PolicyMatch {
+export function matchPolicies<P extends CompiledPolicy>(
+  set: PolicySet<P>,
+  reference: ImageReference,
+  subject: MatchSubject,
+): PolicyMatch<P> {
   const name = reference.matchName;
   const policies = set.policies.filter(
     (policy) => policy.appliesTo(subject) && policy.globs.some((glob) => glob.matches(name)),

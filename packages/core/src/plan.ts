@@ -7,24 +7,32 @@ import { type CompiledPolicy, type MatchSubject, matchPolicies, type PolicySet }
 import { type ImageReference, parseReference } from './reference.js';
 import type { ImageVerdict } from './verdict.js';
 
-export type ImageCheck =
+export type ImageCheck<P extends CompiledPolicy = CompiledPolicy> =
   /** Verify `reference` against every policy (all must pass); report one `PolicyVerdict` each. */
   | {
       readonly kind: 'verify';
       readonly target: ImageTarget;
       readonly reference: ImageReference;
-      readonly policies: readonly CompiledPolicy[];
+      readonly policies: readonly P[];
     }
   /** Nothing to verify; pass the verdict on as it is. */
   | { readonly kind: 'settled'; readonly verdict: ImageVerdict };
 
 /** One check per image of a `verify` decision, in the decision's order; none for `admit`. */
-export function planChecks(decision: AdmissionDecision, set: PolicySet, subject: MatchSubject): ImageCheck[] {
+export function planChecks<P extends CompiledPolicy>(
+  decision: AdmissionDecision,
+  set: PolicySet<P>,
+  subject: MatchSubject,
+): ImageCheck<P>[] {
   if (decision.action === 'admit') return [];
   return decision.images.map((target) => checkFor(target, set, subject));
 }
 
-function checkFor(target: ImageTarget, set: PolicySet, subject: MatchSubject): ImageCheck {
+function checkFor<P extends CompiledPolicy>(
+  target: ImageTarget,
+  set: PolicySet<P>,
+  subject: MatchSubject,
+): ImageCheck<P> {
   const { path, image } = target;
   let reference: ImageReference;
   try {

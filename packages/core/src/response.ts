@@ -1,7 +1,7 @@
 // AdmissionResponses for the validating and the mutating endpoint, from a decision and, for the
 // validating one, the verifier's verdicts. Deny and warning lines follow the contract's format:
 // `<field path> <image>: policy "<name>" (<mode>): <reason> (<cause chain>)`.
-import type { AdmissionResponse, PolicyMode } from '@signet/k8s-types';
+import type { AdmissionAnswer, PolicyMode } from '@signet/k8s-types';
 import type { AdmissionDecision, ImageTarget } from './decide.js';
 import { describeCause, oneLine } from './describe.js';
 import { quote } from './errors.js';
@@ -64,12 +64,15 @@ export function summarizeAdmission(
   return { allowed: denials.length === 0, denials, warnings, failures };
 }
 
-/** The validating endpoint's response: 403 with one line per denied image, or allowed. */
-export function validatingResponse(uid: string, outcome: AdmissionOutcome): AdmissionResponse {
+/**
+ * The validating endpoint's answer: 403 with one line per denied image, or allowed. The HTTP
+ * layer adds the request's uid when it wraps the answer into an AdmissionReview.
+ */
+export function validatingResponse(outcome: AdmissionOutcome): AdmissionAnswer {
   const warnings = outcome.warnings.length > 0 ? { warnings: outcome.warnings } : {};
-  if (outcome.allowed) return { uid, allowed: true, ...warnings };
+  if (outcome.allowed) return { allowed: true, ...warnings };
   const status = { status: 'Failure', code: 403, reason: 'Forbidden', message: outcome.denials.join('\n') };
-  return { uid, allowed: false, status, ...warnings };
+  return { allowed: false, status, ...warnings };
 }
 
 /**
@@ -77,14 +80,13 @@ export function validatingResponse(uid: string, outcome: AdmissionOutcome): Admi
  * base64 JSON patch pinning the planned fields whose digests are in `digests` (path -> digest).
  */
 export function mutatingResponse(
-  uid: string,
   decision: AdmissionDecision,
   digests: ReadonlyMap<string, string>,
-): AdmissionResponse {
+): AdmissionAnswer {
   const operations = digestPatch(decision, digests);
-  if (operations.length === 0) return { uid, allowed: true };
+  if (operations.length === 0) return { allowed: true };
   const patch = Buffer.from(JSON.stringify(operations)).toString('base64');
-  return { uid, allowed: true, patchType: 'JSONPatch', patch };
+  return { allowed: true, patchType: 'JSONPatch', patch };
 }
 
 interface ImageJudgement {

@@ -19,6 +19,7 @@ test('the public runtime exports are exactly these', () => {
     'mutatingResponse',
     'parseReference',
     'planChecks',
+    'policySet',
     'policyVerdict',
     'semanticEqual',
     'summarizeAdmission',

@@ -65,8 +65,7 @@ describe('validating response', () => {
       ),
       sideOk,
     ]);
-    expect(validatingResponse('u1', outcome)).toEqual({
-      uid: 'u1',
+    expect(validatingResponse(outcome)).toEqual({
       allowed: false,
       status: {
         status: 'Failure',
@@ -114,8 +113,7 @@ describe('validating response', () => {
       ),
       verdict(side, 'side:1', policies(failed('w1', 'warn', 'no valid signature'))),
     ]);
-    expect(validatingResponse('u', outcome)).toEqual({
-      uid: 'u',
+    expect(validatingResponse(outcome)).toEqual({
       allowed: true,
       warnings: [
         `${app} ${APP}: policy "w1" (warn): no valid signature; policy "w2" (warn): identity mismatch`,
@@ -130,7 +128,7 @@ describe('validating response', () => {
       verdict(app, APP, policies(failed('e', 'enforce', 'no'), failed('w', 'warn', 'no'))),
       sideOk,
     ]);
-    expect(validatingResponse('u', outcome)).toMatchObject({
+    expect(validatingResponse(outcome)).toMatchObject({
       allowed: false,
       warnings: [`${app} ${APP}: policy "w" (warn): no`],
     });
@@ -187,11 +185,8 @@ describe('validating response', () => {
 
   it('all passed: allowed, no warnings', () => {
     expect(
-      validatingResponse(
-        'u',
-        summarizeAdmission(decision, [verdict(app, APP, policies(passed('p'))), sideOk]),
-      ),
-    ).toEqual({ uid: 'u', allowed: true });
+      validatingResponse(summarizeAdmission(decision, [verdict(app, APP, policies(passed('p'))), sideOk])),
+    ).toEqual({ allowed: true });
   });
 
   it('an admitted request: allowed, with the decision warning if any', () => {
@@ -200,8 +195,7 @@ describe('validating response', () => {
       rule: 'owned-scale-up',
       warning: 'scaled by owner',
     };
-    expect(validatingResponse('u', summarizeAdmission(admitted, []))).toEqual({
-      uid: 'u',
+    expect(validatingResponse(summarizeAdmission(admitted, []))).toEqual({
       allowed: true,
       warnings: ['scaled by owner'],
     });
@@ -239,12 +233,8 @@ describe('mutating response', () => {
   const request = requestFor('Pod', 'CREATE', objectOf('Pod', { spec: podSpec(['alpine:3']) }));
 
   it('a base64 JSON patch of the planned fields', () => {
-    const response = mutatingResponse(
-      'u',
-      decideAdmission(request),
-      new Map([['spec.containers[0].image', D]]),
-    );
-    expect(response).toMatchObject({ uid: 'u', allowed: true, patchType: 'JSONPatch' });
+    const response = mutatingResponse(decideAdmission(request), new Map([['spec.containers[0].image', D]]));
+    expect(response).toMatchObject({ allowed: true, patchType: 'JSONPatch' });
     expect(JSON.parse(Buffer.from(response.patch ?? '', 'base64').toString('utf8'))).toEqual([
       { op: 'test', path: '/spec/containers/0/image', value: 'alpine:3' },
       { op: 'replace', path: '/spec/containers/0/image', value: `alpine:3@${D}` },
@@ -252,16 +242,9 @@ describe('mutating response', () => {
   });
 
   it('no patch when nothing is resolved or nothing is planned', () => {
-    expect(mutatingResponse('u', decideAdmission(request), new Map())).toEqual({ uid: 'u', allowed: true });
+    expect(mutatingResponse(decideAdmission(request), new Map())).toEqual({ allowed: true });
     expect(
-      mutatingResponse(
-        'u',
-        { action: 'admit', rule: 'scale-down' },
-        new Map([['spec.containers[0].image', D]]),
-      ),
-    ).toEqual({
-      uid: 'u',
-      allowed: true,
-    });
+      mutatingResponse({ action: 'admit', rule: 'scale-down' }, new Map([['spec.containers[0].image', D]])),
+    ).toEqual({ allowed: true });
   });
 });

@@ -78,6 +78,12 @@ export interface AdmissionResponse {
   readonly auditAnnotations?: Readonly<Record<string, string>>;
 }
 
+/**
+ * An AdmissionResponse before it is addressed: decisions produce answers, and only the HTTP layer,
+ * which holds the request, adds its `uid`.
+ */
+export type AdmissionAnswer = Omit<AdmissionResponse, 'uid'>;
+
 export interface AdmissionReview {
   readonly apiVersion: typeof ADMISSION_API_VERSION;
   readonly kind: 'AdmissionReview';

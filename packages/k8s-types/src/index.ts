@@ -19,6 +19,7 @@ export {
   INCLUDE_NAMESPACE_LABEL,
   POLICY_CONTROLLER_CONFIG_NAME,
   POLICY_GROUP,
+  policyModeOf,
 } from './policy/types.js';
 export * from './registration.js';
 export * from './workloads.js';

@@ -32,6 +32,7 @@ test('the public runtime exports are exactly these', () => {
     'pathString',
     'podSpecOf',
     'podTemplateOf',
+    'policyModeOf',
     'registeredRules',
     'scaleOf',
     'valueAt',

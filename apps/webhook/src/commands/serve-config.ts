@@ -1,34 +1,140 @@
+import { INSECURE_REGISTRY_FLAG, policyFileFlag } from '../cli/common-flags.js';
+import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
-import { UsageError } from './usage-error.js';
 
-export const SERVE_OPTIONS = {
-  port: { type: 'string' },
-  'ops-port': { type: 'string' },
-  host: { type: 'string' },
-  'ops-host': { type: 'string' },
-  namespace: { type: 'string' },
-  kubeconfig: { type: 'string' },
-  'policy-file': { type: 'string', multiple: true },
-  'tls-cert-file': { type: 'string' },
-  'tls-key-file': { type: 'string' },
-  'tls-self-managed': { type: 'boolean' },
-  'tls-secret': { type: 'string' },
-  'service-name': { type: 'string' },
-  'webhook-name': { type: 'string' },
-  'insecure-registry': { type: 'string', multiple: true },
-  'cache-ttl': { type: 'string' },
-  'no-resolve-digests': { type: 'boolean' },
-  'log-level': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-export type ServeValues = {
-  [K in keyof typeof SERVE_OPTIONS]?: (typeof SERVE_OPTIONS)[K] extends { multiple: true }
-    ? string[]
-    : (typeof SERVE_OPTIONS)[K]['type'] extends 'boolean'
-      ? boolean
-      : string;
+export const SERVE_COMMAND: CommandSpec = {
+  name: 'serve',
+  summary: 'signet serve: run the admission webhook (HTTPS admission port, plain-HTTP operations port).',
+  synopsis:
+    '[--policy-file FILE... | --kubeconfig PATH] (--tls-cert-file F --tls-key-file F | --tls-self-managed) [flags]',
+  positionals: false,
+  flags: [
+    {
+      name: 'port',
+      type: 'string',
+      value: 'PORT',
+      default: '8443',
+      description: 'HTTPS admission port (0: any free port)',
+    },
+    {
+      name: 'ops-port',
+      type: 'string',
+      value: 'PORT',
+      default: '8080',
+      description: 'plain-HTTP port of /healthz, /readyz and /metrics',
+    },
+    {
+      name: 'host',
+      type: 'string',
+      value: 'ADDRESS',
+      default: '0.0.0.0',
+      description: 'listen address of the admission port',
+    },
+    {
+      name: 'ops-host',
+      type: 'string',
+      value: 'ADDRESS',
+      default: '--host',
+      description: 'listen address of the operations port',
+    },
+    {
+      name: 'namespace',
+      type: 'string',
+      value: 'NS',
+      default: '$POD_NAMESPACE, else signet-system',
+      description:
+        "Signet's namespace: its config ConfigMap and the Secrets policies reference; never intercepted",
+    },
+    policyFileFlag('policies from YAML instead of the cluster (exclusive with --kubeconfig)'),
+    {
+      name: 'kubeconfig',
+      type: 'string',
+      value: 'PATH',
+      default: 'in-cluster, else ~/.kube/config',
+      description: 'where the cluster is',
+    },
+    {
+      name: 'tls-cert-file',
+      type: 'string',
+      value: 'FILE',
+      description: 'serving certificate (PEM); reloaded when the file changes',
+    },
+    {
+      name: 'tls-key-file',
+      type: 'string',
+      value: 'FILE',
+      description: "the serving certificate's private key (PEM)",
+    },
+    {
+      name: 'tls-self-managed',
+      type: 'boolean',
+      description: "keep a CA and certificate in a Secret and patch the webhooks' caBundle (cluster only)",
+    },
+    {
+      name: 'tls-secret',
+      type: 'string',
+      value: 'NAME',
+      default: 'signet-webhook-tls',
+      description: 'the Secret of --tls-self-managed',
+    },
+    {
+      name: 'service-name',
+      type: 'string',
+      value: 'NAME',
+      default: 'signet-webhook',
+      description: 'the Service whose DNS names the self-managed certificate carries',
+    },
+    {
+      name: 'webhook-name',
+      type: 'string',
+      value: 'NAME',
+      default: 'signet',
+      description: 'name of the Validating/MutatingWebhookConfiguration (for caBundle)',
+    },
+    INSECURE_REGISTRY_FLAG,
+    {
+      name: 'cache-ttl',
+      type: 'string',
+      value: 'DURATION',
+      default: '5m',
+      description: 'how long a verification pass is reused (same policy revision and digest)',
+    },
+    {
+      name: 'no-resolve-digests',
+      type: 'boolean',
+      description: 'the mutating endpoint does not pin tags to digests',
+    },
+    {
+      name: 'log-level',
+      type: 'string',
+      value: 'LEVEL',
+      default: 'info',
+      description: 'trace, debug, info, warn, error, fatal or silent',
+    },
+  ],
 };
+
+/** The flag values of `signet serve`, as `parseCommandLine` returns them for SERVE_COMMAND. */
+interface ServeValues {
+  readonly port?: string;
+  readonly 'ops-port'?: string;
+  readonly host?: string;
+  readonly 'ops-host'?: string;
+  readonly namespace?: string;
+  readonly kubeconfig?: string;
+  readonly 'policy-file'?: string[];
+  readonly 'tls-cert-file'?: string;
+  readonly 'tls-key-file'?: string;
+  readonly 'tls-self-managed'?: boolean;
+  readonly 'tls-secret'?: string;
+  readonly 'service-name'?: string;
+  readonly 'webhook-name'?: string;
+  readonly 'insecure-registry'?: string[];
+  readonly 'cache-ttl'?: string;
+  readonly 'no-resolve-digests'?: boolean;
+  readonly 'log-level'?: string;
+}
 
 export type TlsConfig =
   | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
@@ -62,7 +168,8 @@ function port(value: string | undefined, fallback: number, flag: string): number
 }
 
 /** Validates the flags of `signet serve`; every problem is a UsageError naming the flag. */
-export function serveConfigFrom(values: ServeValues, env: NodeJS.ProcessEnv): ServeConfig {
+export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): ServeConfig {
+  const values = flags as ServeValues;
   const namespace = values.namespace ?? env.POD_NAMESPACE ?? 'signet-system';
   const ports = {
     port: port(values.port, 8443, 'port'),

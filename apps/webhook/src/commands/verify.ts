@@ -1,38 +1,162 @@
+// `signet verify`: judges an image, or every workload of a manifest, by the webhook's own path: the
+// mutating endpoint pins tags, the patch is applied as the API server would, then the validating
+// endpoint decides. Nothing is sent to a cluster.
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { describeCause, InvalidReferenceError, matchPolicies, parseReference } from '@signet/core';
-import {
-  ImageVerifier,
-  Keychain,
-  type PolicyCheck,
-  type PolicyToVerify,
-  RegistryClient,
-} from '@signet/verifier';
+import { describeCause } from '@signet/core';
+import { type AdmissionRequest, isObject, type KubeObject } from '@signet/k8s-types';
+import { type AuthorityCheck, type ImageVerification, Keychain, type PolicyCheck } from '@signet/verifier';
+import { parseAllDocuments } from 'yaml';
+import { createRequestFor, podRunning } from '../admission/create-request.js';
+import { applyPatch } from '../admission/json-patch.js';
+import { INSECURE_REGISTRY_FLAG, policyFileFlag } from '../cli/common-flags.js';
+import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import { InputError, UsageError } from '../errors.js';
+import { budgetFor, type Endpoint, type ReviewOutcome } from '../http/admission-app.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
-import { loadPolicyFile } from '../policy/policy-file.js';
+import { SignetMetrics } from '../metrics.js';
+import { loadPolicyFile, yamlProblem } from '../policy/policy-file.js';
 import { mergePolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
-import { UsageError } from './usage-error.js';
+import { type Admission, assembleAdmission } from '../signet.js';
 
-export const VERIFY_OPTIONS = {
-  policy: { type: 'string', multiple: true },
-  'insecure-registry': { type: 'string', multiple: true },
-  'docker-config': { type: 'string' },
-  timeout: { type: 'string' },
-  namespace: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+export const VERIFY_COMMAND: CommandSpec = {
+  name: 'verify',
+  summary:
+    'signet verify: check an image, or the workloads of a manifest, against policy YAML as the webhook would admit them (exit 0 admitted, 1 denied, 2 bad input).',
+  synopsis: '(IMAGE | --resource FILE) --policy-file FILE... [flags]',
+  positionals: true,
+  flags: [
+    policyFileFlag('ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets (YAML)'),
+    {
+      name: 'resource',
+      type: 'string',
+      value: 'FILE',
+      description: 'check every Pod, Deployment, ... of a manifest (YAML or JSON, `-` for stdin) as a CREATE',
+    },
+    { name: 'output', type: 'string', value: 'FORMAT', default: 'text', description: 'text or json' },
+    {
+      name: 'namespace',
+      type: 'string',
+      value: 'NS',
+      default: 'default',
+      description: 'namespace of objects that name none',
+    },
+    INSECURE_REGISTRY_FLAG,
+    {
+      name: 'docker-config',
+      type: 'string',
+      value: 'FILE',
+      default: '$DOCKER_CONFIG/config.json or ~/.docker/config.json',
+      description: 'registry credentials',
+    },
+    {
+      name: 'timeout',
+      type: 'string',
+      value: 'DURATION',
+      default: '30s',
+      description: 'time allowed per object',
+    },
+  ],
+};
 
-export interface VerifyValues {
-  readonly policy?: string[];
+interface VerifyValues {
+  readonly 'policy-file'?: string[];
+  readonly resource?: string;
+  readonly output?: string;
+  readonly namespace?: string;
   readonly 'insecure-registry'?: string[];
   readonly 'docker-config'?: string;
   readonly timeout?: string;
-  readonly namespace?: string;
-  readonly help?: boolean;
+}
+
+/** What `signet verify` concluded about one object. */
+export interface ObjectReport {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly allowed: boolean;
+  readonly rule: string;
+  /** The deny message, one line per image, as the API server would show it. */
+  readonly denials: readonly string[];
+  readonly warnings: readonly string[];
+  /** Image fields the mutating endpoint pinned: path -> pinned image. */
+  readonly pinned: Readonly<Record<string, string>>;
+  readonly images: readonly ImageVerification[];
+}
+
+/**
+ * `signet verify IMAGE --policy-file FILE` or `signet verify --resource FILE --policy-file FILE`:
+ * prints per object the decision and per image and policy what was verified. Exit 0 when every
+ * object would be admitted, 1 when one would be denied.
+ */
+export async function runVerify(
+  positionals: readonly string[],
+  flags: FlagValues,
+  out: Writable,
+): Promise<number> {
+  const values = flags as VerifyValues;
+  const objects = await subjectsOf(positionals, values);
+  const files = values['policy-file'] ?? [];
+  if (files.length === 0) throw new UsageError('verify needs --policy-file FILE (ClusterImagePolicy YAML)');
+  const output = values.output ?? 'text';
+  if (output !== 'text' && output !== 'json')
+    throw new UsageError(`--output must be text or json, got ${JSON.stringify(output)}`);
+  const timeoutMs = parseGoDuration(values.timeout ?? '30s');
+  if (timeoutMs === undefined)
+    throw new UsageError(`--timeout must be a duration like 30s, got ${JSON.stringify(values.timeout)}`);
+  const write = (line: string) => out.write(`${line}\n`);
+  const namespace = values.namespace ?? 'default';
+  // Policy warnings go with the text, and to stderr when stdout carries JSON.
+  const note = output === 'text' ? write : (line: string) => process.stderr.write(`${line}\n`);
+  const admission = await loadAdmission(files, namespace, values, note);
+  const reports: ObjectReport[] = [];
+  for (const object of objects) {
+    const request = createRequestFor(object, { namespace });
+    if (request === undefined) continue;
+    reports.push(await judge(admission, request, timeoutMs));
+  }
+  const allowed = reports.every((r) => r.allowed);
+  if (output === 'json') write(JSON.stringify({ allowed, objects: reports.map(jsonReport) }, null, 2));
+  else printText(reports, positionals.length > 0, write);
+  return allowed ? 0 : 1;
+}
+
+async function subjectsOf(positionals: readonly string[], values: VerifyValues): Promise<KubeObject[]> {
+  const [image, ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError('verify takes one IMAGE');
+  if ((image === undefined) === (values.resource === undefined))
+    throw new UsageError('verify takes either an IMAGE or --resource FILE');
+  if (image !== undefined) return [podRunning(image, values.namespace ?? 'default')];
+  const path = values.resource as string;
+  const text = path === '-' ? await readStdin() : await readFile(path, 'utf8');
+  const objects = manifestObjects(text, path === '-' ? 'stdin' : path);
+  if (objects.length === 0) throw new InputError(`${path}: no objects`);
+  return objects;
+}
+
+function manifestObjects(text: string, source: string): KubeObject[] {
+  const objects: KubeObject[] = [];
+  parseAllDocuments(text).forEach((document, index) => {
+    const [error] = document.errors;
+    if (error) throw new InputError(`${source}: document ${index + 1}: ${yamlProblem(error)}`);
+    const value: unknown = document.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) return;
+    if (!isObject(value)) throw new InputError(`${source}: document ${index + 1}: not a Kubernetes object`);
+    const items = value.kind === 'List' && Array.isArray(value.items) ? value.items : [value];
+    for (const item of items) if (isObject(item)) objects.push(item as KubeObject);
+  });
+  return objects;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function credentials(path: string | undefined) {
@@ -41,128 +165,162 @@ function credentials(path: string | undefined) {
     return Keychain.fromDockerConfig(readFileSync(file, 'utf8'), file);
   } catch (error) {
     if (path !== undefined)
-      throw new UsageError(`cannot read --docker-config ${path}: ${(error as Error).message}`);
+      throw new InputError(`cannot read --docker-config ${path}: ${(error as Error).message}`);
     return undefined;
   }
 }
 
-function describeCheck(check: PolicyCheck): string[] {
-  const lines = [`${check.passed ? 'PASS' : 'FAIL'} policy "${check.policy}" (${check.mode})`];
-  if (!check.passed) {
-    const cause = check.failure.cause === undefined ? '' : ` (${describeCause(check.failure.cause)})`;
-    lines.push(`  ${check.failure.kind} failure: ${check.failure.reason}${cause}`);
-  }
-  for (const authority of check.authorities) {
-    if (authority.passed) {
-      const signer = authority.signer;
-      const who =
-        signer === undefined
-          ? 'static pass'
-          : signer.type === 'key'
-            ? `key ${signer.name} (${signer.fingerprint})`
-            : `${signer.issuer} ${signer.subject}`;
-      lines.push(
-        `  authority "${authority.authority}": pass, ${authority.counts.verified} of ${authority.counts.found} verified, signed by ${who}`,
-      );
-    } else {
-      const cause =
-        authority.failure.cause === undefined ? '' : ` (${describeCause(authority.failure.cause)})`;
-      lines.push(`  authority "${authority.authority}": fail: ${authority.failure.reason}${cause}`);
-    }
-  }
-  return lines;
-}
-
-function referenceOf(image: string): ReturnType<typeof parseReference> {
-  try {
-    return parseReference(image);
-  } catch (error) {
-    if (error instanceof InvalidReferenceError) throw new UsageError(error.message);
-    throw error;
-  }
-}
-
-async function verifyWith(
+async function loadAdmission(
+  files: readonly string[],
+  namespace: string,
   values: VerifyValues,
-  image: string,
-  reference: ReturnType<typeof parseReference>,
-  matched: readonly (PolicyToVerify | undefined)[],
-  timeoutMs: number,
-) {
-  const verifier = new ImageVerifier({
-    registry: new RegistryClient({ insecureHosts: values['insecure-registry'] ?? [] }),
-  });
+  note: (line: string) => void,
+): Promise<Admission> {
+  const loaded = await Promise.all(files.map((f) => loadPolicyFile(f, namespace)));
+  const { snapshot, problems } = await compileSnapshot(mergePolicyObjects(loaded), { namespace });
+  for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
+  if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
   const keychain = credentials(values['docker-config']);
+  const admission = assembleAdmission({
+    logger: createLogger({ level: 'silent' }),
+    metrics: new SignetMetrics({ defaultMetrics: false }),
+    insecureRegistries: values['insecure-registry'] ?? [],
+    resolveDigests: true,
+    ...(keychain ? { credentials: keychain } : {}),
+  });
+  admission.store.install(admission.store.begin(), snapshot);
+  return admission;
+}
+
+/** Mutate, apply the patch, validate: what the API server does with a CREATE. */
+async function judge(
+  admission: Admission,
+  request: AdmissionRequest,
+  timeoutMs: number,
+): Promise<ObjectReport> {
+  const mutated = await review(admission, 'mutate', request, timeoutMs);
+  const patch = mutated.response.patch;
+  const object = patch && request.object ? applyPatch(request.object, patch) : request.object;
+  const validated = await review(admission, 'validate', { ...request, object }, timeoutMs);
+  const message = validated.response.status?.message;
+  return {
+    kind: request.kind.kind,
+    namespace: request.namespace ?? '',
+    name: request.name ?? '',
+    allowed: validated.response.allowed,
+    rule: validated.rule,
+    denials: validated.response.allowed || message === undefined ? [] : message.split('\n'),
+    warnings: validated.response.warnings ?? [],
+    pinned: pinnedImages(request.object, object),
+    images: validated.verifications ?? [],
+  };
+}
+
+async function review(
+  admission: Admission,
+  endpoint: Endpoint,
+  request: AdmissionRequest,
+  timeoutMs: number,
+): Promise<ReviewOutcome> {
+  const budgetMs = budgetFor(timeoutMs);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error('timed out')), timeoutMs);
+  const timer = setTimeout(() => controller.abort(new Error(`timed out after ${budgetMs} ms`)), budgetMs);
   try {
-    const policies = matched.filter((p): p is PolicyToVerify => p !== undefined);
-    return await verifier.verifyImage(
-      { path: 'image', image, reference, policies },
-      {
-        signal: controller.signal,
-        deadline: Date.now() + timeoutMs,
-        ...(keychain ? { credentials: keychain } : {}),
-      },
-    );
+    return await admission.service.review(endpoint, request, {
+      signal: controller.signal,
+      deadline: Date.now() + budgetMs,
+      budgetMs,
+    });
   } finally {
     clearTimeout(timer);
   }
 }
 
-async function loadSnapshot(files: readonly string[], namespace: string) {
-  const loaded = await Promise.all(files.map((f) => loadPolicyFile(f, namespace)));
-  return compileSnapshot(mergePolicyObjects(loaded), {
-    namespace,
-    logger: createLogger({ level: 'silent' }),
-  });
+function pinnedImages(before: KubeObject | null, after: KubeObject | null): Record<string, string> {
+  const pinned: Record<string, string> = {};
+  const walk = (a: unknown, b: unknown, path: string) => {
+    if (typeof a === 'string' && typeof b === 'string' && a !== b) pinned[path] = b;
+    if (isObject(a) && isObject(b))
+      for (const key of Object.keys(a)) walk(a[key], b[key], path ? `${path}.${key}` : key);
+    if (Array.isArray(a) && Array.isArray(b)) {
+      for (const [i, item] of a.entries()) walk(item, b[i], `${path}[${i}]`);
+    }
+  };
+  walk(before, after, '');
+  return pinned;
 }
 
-/**
- * `signet verify IMAGE --policy FILE`: checks one image against the policies of the YAML file(s)
- * as the webhook would for a Pod, and prints the result per policy and authority. Exit 0 when the
- * image would be admitted, 1 when it would be denied.
- */
-export async function runVerify(
-  positionals: readonly string[],
-  values: VerifyValues,
-  out: Writable,
-): Promise<number> {
-  const [image, ...extra] = positionals;
-  if (image === undefined || extra.length > 0) throw new UsageError('verify takes exactly one IMAGE');
-  const files = values.policy ?? [];
-  if (files.length === 0) throw new UsageError('verify needs --policy FILE (ClusterImagePolicy YAML)');
-  const timeoutMs = parseGoDuration(values.timeout ?? '30s');
-  if (timeoutMs === undefined)
-    throw new UsageError(`--timeout must be a duration like 30s, got ${JSON.stringify(values.timeout)}`);
-  const write = (line: string) => out.write(`${line}\n`);
-  const reference = referenceOf(image);
-  const { snapshot, problems } = await loadSnapshot(files, values.namespace ?? 'default');
-  for (const problem of problems) write(`warning: ${problem.object}: ${problem.message}`);
-  if (snapshot === undefined) {
-    write('error: the policies cannot be used');
-    return 1;
+function printText(reports: readonly ObjectReport[], single: boolean, write: (line: string) => void): void {
+  for (const report of reports) {
+    if (!single) write(`${report.kind} ${report.namespace}/${report.name}`);
+    for (const [path, image] of Object.entries(report.pinned)) write(`  pinned ${path} to ${image}`);
+    for (const image of report.images) for (const line of describeImage(image)) write(line);
+    for (const line of report.denials) write(`  denied: ${line}`);
+    for (const line of report.warnings) write(`  warning: ${line}`);
+    write(report.allowed ? 'ADMITTED' : 'DENIED');
   }
-  const match = matchPolicies(snapshot.set, reference, {
-    group: '',
-    version: 'v1',
-    resource: 'pods',
-    labels: {},
-  });
-  if (match.kind === 'no-match') {
-    write(`${reference.normalized}: no ClusterImagePolicy matches (no-match-policy: ${match.action})`);
-    return match.action === 'deny' ? 1 : 0;
-  }
-  const result = await verifyWith(
-    values,
-    image,
-    reference,
-    match.policies.map((p) => snapshot.verify.get(p.name)),
-    timeoutMs,
-  );
-  write(`${reference.normalized}${result.digest && !reference.digest ? ` (${result.digest})` : ''}`);
-  for (const check of result.checks) for (const line of describeCheck(check)) write(line);
-  const denied = result.checks.some((c) => !c.passed && c.mode === 'enforce');
-  write(denied ? 'DENIED' : 'ADMITTED');
-  return denied ? 1 : 0;
+}
+
+function describeImage(image: ImageVerification): string[] {
+  const { verdict, digest } = image;
+  const lines = [`${verdict.image}${digest && !verdict.image.includes('@') ? ` (${digest})` : ''}`];
+  for (const check of image.checks) lines.push(...describeCheck(check));
+  return lines;
+}
+
+function describeCheck(check: PolicyCheck): string[] {
+  const lines = [`${check.passed ? 'PASS' : 'FAIL'} policy "${check.policy}" (${check.mode})`];
+  if (!check.passed)
+    lines.push(`  ${check.failure.kind} failure: ${check.failure.reason}${causeText(check.failure)}`);
+  for (const authority of check.authorities)
+    lines.push(`  authority "${authority.authority}": ${describeAuthority(authority)}`);
+  return lines;
+}
+
+function describeAuthority(authority: AuthorityCheck): string {
+  if (!authority.passed) return `fail: ${authority.failure.reason}${causeText(authority.failure)}`;
+  if (authority.static) return 'pass (static)';
+  const signer = authority.signer;
+  const who =
+    signer === undefined
+      ? 'nobody'
+      : signer.type === 'key'
+        ? `key ${signer.name} (${signer.fingerprint})`
+        : `${signer.issuer} ${signer.subject}`;
+  return `pass, ${authority.counts.verified} of ${authority.counts.found} verified, signed by ${who}`;
+}
+
+function causeText(failure: { readonly cause?: unknown }): string {
+  return failure.cause === undefined ? '' : ` (${describeCause(failure.cause)})`;
+}
+
+/** The JSON form: reasons as text (causes described), signers and counts per authority. */
+function jsonReport(report: ObjectReport) {
+  return {
+    ...report,
+    images: report.images.map((image) => ({
+      path: image.verdict.path,
+      image: image.verdict.image,
+      digest: image.digest ?? null,
+      policies: image.checks.map((check) => ({
+        policy: check.policy,
+        mode: check.mode,
+        passed: check.passed,
+        ...(check.passed ? {} : { failure: failureJson(check.failure) }),
+        authorities: check.authorities.map((a) =>
+          a.passed
+            ? { authority: a.authority, passed: true, counts: a.counts, signer: a.signer ?? null }
+            : { authority: a.authority, passed: false, counts: a.counts, failure: failureJson(a.failure) },
+        ),
+      })),
+    })),
+  };
+}
+
+function failureJson(failure: { kind: string; reason: string; cause?: unknown }) {
+  return {
+    kind: failure.kind,
+    reason: failure.reason,
+    ...(failure.cause === undefined ? {} : { cause: describeCause(failure.cause) }),
+  };
 }

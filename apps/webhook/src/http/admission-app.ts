@@ -1,4 +1,5 @@
 import {
+  type AdmissionAnswer,
   type AdmissionRequest,
   type AdmissionResponse,
   AdmissionReviewError,
@@ -6,6 +7,7 @@ import {
   FieldError,
   parseAdmissionReviewJson,
 } from '@signet/k8s-types';
+import type { ImageVerification } from '@signet/verifier';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
@@ -24,13 +26,16 @@ export interface ReviewContext {
 
 /** What the handler decided, and what the admission log line and metrics should say about it. */
 export interface ReviewOutcome {
-  readonly response: Omit<AdmissionResponse, 'uid'>;
+  /** The answer; the HTTP layer addresses it with the request's uid. */
+  readonly response: AdmissionAnswer;
   /** `allowed`, `denied`, `warned`. */
   readonly decision: 'allowed' | 'denied' | 'warned';
   /** The decision rule (`scale-down`, `verified`, ...) or failure class (`policy`, `infrastructure`). */
   readonly rule: string;
   /** Human-readable reason, for the log line. */
   readonly reason?: string;
+  /** Per verified image, what the verifier found (for `signet verify`; not sent to the API server). */
+  readonly verifications?: readonly ImageVerification[];
 }
 
 export type ReviewHandler = (

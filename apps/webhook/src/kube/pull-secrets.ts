@@ -1,12 +1,6 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { PullSecretLookup } from '../admission/credentials.js';
 import { statusOf, withTimeout } from './deadline.js';
-
-export interface PullSecretLookup {
-  /** The Secret object as the API returns it (base64 `data`), or `undefined` when it does not exist. */
-  secret(namespace: string, name: string, signal?: AbortSignal): Promise<Record<string, unknown> | undefined>;
-  /** Names of the ServiceAccount's `imagePullSecrets` (empty when it does not exist). */
-  serviceAccountPullSecrets(namespace: string, name: string, signal?: AbortSignal): Promise<string[]>;
-}
 
 interface Cached<T> {
   readonly value: T;

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
+import { InputError } from '../errors.js';
 import { collectPolicyObjects, type PolicyObjects } from './policy-objects.js';
 
 /**
@@ -17,11 +18,18 @@ export function parsePolicyYaml(text: string, namespace: string, source = 'polic
   const objects: unknown[] = [];
   documents.forEach((document, index) => {
     const [error] = document.errors;
-    if (error) throw new Error(`${source}: document ${index + 1}: ${error.message}`, { cause: error });
+    if (error) {
+      throw new InputError(`${source}: document ${index + 1}: ${yamlProblem(error)}`, { cause: error });
+    }
     const value: unknown = document.toJS({ maxAliasCount: 100 });
     const list = value as { kind?: unknown; items?: unknown };
     if (list && list.kind === 'List' && Array.isArray(list.items)) objects.push(...list.items);
     else objects.push(value);
   });
   return collectPolicyObjects(objects, namespace);
+}
+
+/** The first line of a YAML error (the rest is a code frame), without its trailing colon. */
+export function yamlProblem(error: Error): string {
+  return (error.message.split('\n')[0] ?? error.message).replace(/:$/, '');
 }

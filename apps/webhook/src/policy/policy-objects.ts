@@ -28,9 +28,18 @@ export interface PolicyObjects {
   readonly problems: readonly PolicyProblem[];
 }
 
+/** Which object a problem is about, as the API server names it (for Events and status). */
+export interface ObjectRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+}
+
 export interface PolicyProblem {
-  /** `ClusterImagePolicy/name`, or `document 3` when the object has no readable name. */
+  /** `ClusterImagePolicy/name`, or `document 3` when the object has no readable name: for logs. */
   readonly object: string;
+  /** The object, when it has a readable kind, apiVersion and name. */
+  readonly ref?: ObjectRef;
   readonly message: string;
   readonly cause?: unknown;
 }
@@ -56,12 +65,32 @@ export function secretFromObject(object: Record<string, unknown>, fallbackNamesp
   return { namespace, name, type: typeof object.type === 'string' ? object.type : undefined, data };
 }
 
+function refOf(object: unknown): ObjectRef | undefined {
+  if (!isObject(object) || !isObject(object.metadata)) return undefined;
+  const { kind, apiVersion } = object;
+  const name = object.metadata.name;
+  if (typeof kind !== 'string' || typeof apiVersion !== 'string' || typeof name !== 'string')
+    return undefined;
+  return { apiVersion, kind, name };
+}
+
 function labelOf(object: unknown, index: number): string {
   if (isObject(object) && typeof object.kind === 'string' && isObject(object.metadata)) {
     const name = object.metadata.name;
     if (typeof name === 'string') return `${object.kind}/${name}`;
   }
   return `document ${index + 1}`;
+}
+
+/** A problem with `object` (the `index`th of its source). */
+export function problemWith(object: unknown, index: number, error: unknown): PolicyProblem {
+  const ref = refOf(object);
+  return {
+    object: labelOf(object, index),
+    ...(ref ? { ref } : {}),
+    message: error instanceof Error ? error.message : String(error),
+    cause: error,
+  };
 }
 
 /**
@@ -73,11 +102,7 @@ function labelOf(object: unknown, index: number): string {
 export function collectPolicyObjects(objects: readonly unknown[], namespace: string): PolicyObjects {
   const problems: PolicyProblem[] = [];
   const report = (object: unknown, index: number, error: unknown) => {
-    problems.push({
-      object: labelOf(object, index),
-      message: error instanceof Error ? error.message : String(error),
-      cause: error,
-    });
+    problems.push(problemWith(object, index, error));
   };
   let config = parsePolicyControllerConfig(undefined);
   objects.forEach((object, index) => {

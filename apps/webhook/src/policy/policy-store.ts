@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import { type CompiledPolicy, compilePolicies, type PolicySet } from '@signet/core';
+import type { AdmissionDecision, ImageReference } from '@signet/core';
+import {
+  type CompiledPolicy,
+  compilePolicy,
+  type ImageCheck,
+  type MatchSubject,
+  matchPolicies,
+  type PolicyMatch,
+  type PolicySet,
+  planChecks,
+  policySet,
+} from '@signet/core';
 import type { ClusterImagePolicy, PolicyControllerConfig } from '@signet/k8s-types';
 import {
   type CompiledAuthorities,
@@ -8,25 +19,34 @@ import {
   type TrustRootOptions,
   trustRootResolver,
 } from '@signet/verifier';
-import type { Logger } from '../logger.js';
 import type { PolicyObjects, PolicyProblem } from './policy-objects.js';
+
+/**
+ * One ClusterImagePolicy, compiled once per change: core's half (globs, match selectors, mode)
+ * and the verifier's half (authorities, revision), in one record so nothing is joined by name.
+ */
+export interface SnapshotPolicy extends CompiledPolicy {
+  readonly verify: PolicyToVerify;
+  /** Why the policy cannot be enforced as written; it then denies what it matches, saying so. */
+  readonly broken: string | undefined;
+}
 
 /** Everything an admission needs about policies, compiled once per change and swapped atomically. */
 export interface PolicySnapshot {
-  /** Which policies match an image (core). */
-  readonly set: PolicySet;
-  /** How to verify each policy, by name (verifier). */
-  readonly verify: ReadonlyMap<string, PolicyToVerify>;
+  readonly set: PolicySet<SnapshotPolicy>;
   readonly config: PolicyControllerConfig;
   /** Policies that exist but cannot be enforced as written: they deny what they match. */
   readonly broken: ReadonlyMap<string, string>;
   readonly loadedAt: Date;
+  /** What must be verified for a decision, each image with the records of the policies it must pass. */
+  checksFor(decision: AdmissionDecision, subject: MatchSubject): ImageCheck<SnapshotPolicy>[];
+  /** The policies one image must pass in the context of `subject`. */
+  match(reference: ImageReference, subject: MatchSubject): PolicyMatch<SnapshotPolicy>;
 }
 
 export interface CompileOptions {
   /** The webhook's namespace: `secretRef`s without a namespace are read here. */
   readonly namespace: string;
-  readonly logger: Logger;
   readonly trust?: TrustRootOptions;
   readonly now?: () => Date;
 }
@@ -42,10 +62,10 @@ function digestOf(value: unknown): string {
 }
 
 /** A policy that cannot be enforced denies everything it matches, saying why. */
-function brokenAuthorities(policy: ClusterImagePolicy, problem: string): CompiledAuthorities {
+function brokenAuthorities(policy: CompiledPolicy, problem: string): CompiledAuthorities {
   return {
-    policy: policy.metadata.name,
-    mode: policy.spec.mode ?? 'enforce',
+    policy: policy.name,
+    mode: policy.mode,
     authorities: [
       {
         type: 'static',
@@ -63,9 +83,9 @@ function brokenAuthorities(policy: ClusterImagePolicy, problem: string): Compile
 }
 
 /**
- * Compiles policy objects into a snapshot: core's policy set (globs, match selectors) and the
- * verifier's compiled authorities (keys, trust roots, CEL). A policy whose authorities cannot be
- * compiled (a CUE or Rego policy, a KMS key, a bad key) stays in the set and denies what it
+ * Compiles policy objects into a snapshot: per policy core's matcher (globs, match selectors) and
+ * the verifier's compiled authorities (keys, trust roots, CEL). A policy whose authorities cannot
+ * be compiled (a CUE or Rego policy, a KMS key, a bad key) stays in the set and denies what it
  * matches with the reason: dropping it would let its images fall through to the no-match policy.
  * A policy whose globs or selectors are invalid makes the whole set unusable (core cannot tell
  * which images it was meant to guard): the caller keeps the previous snapshot.
@@ -75,9 +95,9 @@ export async function compileSnapshot(
   options: CompileOptions,
 ): Promise<CompileResult> {
   const problems: PolicyProblem[] = [...objects.problems];
-  let set: PolicySet;
+  let matchers: CompiledPolicy[];
   try {
-    set = compilePolicies(objects.policies, { noMatchPolicy: objects.config.noMatchPolicy });
+    matchers = objects.policies.map(compilePolicy);
   } catch (error) {
     problems.push({ object: 'ClusterImagePolicy', message: (error as Error).message, cause: error });
     return { snapshot: undefined, problems };
@@ -93,12 +113,11 @@ export async function compileSnapshot(
     ]),
     trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
   });
-  const broken = new Map<string, string>();
-  const verify = new Map<string, PolicyToVerify>();
-  await Promise.all(
-    set.policies.map(async (policy: CompiledPolicy) => {
-      const cip = policy.policy;
+  const records = await Promise.all(
+    matchers.map(async (matcher): Promise<SnapshotPolicy> => {
+      const cip: ClusterImagePolicy = matcher.policy;
       let compiled: CompiledAuthorities;
+      let broken: string | undefined;
       try {
         compiled = await compileAuthorities(cip, {
           trustRoots: resolver,
@@ -106,17 +125,35 @@ export async function compileSnapshot(
           systemNamespace: options.namespace,
         });
       } catch (error) {
-        const message = (error as Error).message;
-        broken.set(policy.name, message);
-        problems.push({ object: `ClusterImagePolicy/${policy.name}`, message, cause: error });
-        compiled = brokenAuthorities(cip, message);
+        broken = (error as Error).message;
+        problems.push({
+          object: `ClusterImagePolicy/${matcher.name}`,
+          ref: { apiVersion: cip.apiVersion, kind: cip.kind, name: matcher.name },
+          message: broken,
+          cause: error,
+        });
+        compiled = brokenAuthorities(matcher, broken);
       }
       const revision = `${cip.metadata.uid ?? cip.metadata.name}:${digestOf(cip.spec)}:${shared}`;
-      verify.set(policy.name, { name: policy.name, mode: policy.mode, revision, compiled });
+      const verify = { name: matcher.name, mode: matcher.mode, revision, compiled };
+      return { ...matcher, verify, broken };
     }),
   );
-  const loadedAt = options.now?.() ?? new Date();
-  return { snapshot: { set, verify, config: objects.config, broken, loadedAt }, problems };
+  const set = policySet(records, { noMatchPolicy: objects.config.noMatchPolicy });
+  const broken = new Map(
+    records.flatMap((r) => (r.broken === undefined ? [] : [[r.name, r.broken] as const])),
+  );
+  return {
+    snapshot: {
+      set,
+      config: objects.config,
+      broken,
+      loadedAt: options.now?.() ?? new Date(),
+      checksFor: (decision, subject) => planChecks(decision, set, subject),
+      match: (reference, subject) => matchPolicies(set, reference, subject),
+    },
+    problems,
+  };
 }
 
 /** Holds the current snapshot; readers always see one whole snapshot, never a mix. */

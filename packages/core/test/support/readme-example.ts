@@ -11,6 +11,12 @@ import {
   validatingResponse,
 } from '../../src/index.js';
 
+// A cosign public key (`cosign.pub`); core only matches policies, the verifier reads keys.
+const RELEASE_KEY_PEM = `-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEP/fX8ry2kIoyEAjBR0YvqhrvYxq1
+t42I0z+wQCrpmHAX4qEBkgWEl0KK8qWZ6//hyicnu33nPyN6QWZ+80WP0A==
+-----END PUBLIC KEY-----`;
+
 // Once per policy change: compile the cluster's ClusterImagePolicies.
 const policies = compilePolicies(
   [
@@ -20,7 +26,7 @@ const policies = compilePolicies(
       metadata: { name: 'release' },
       spec: {
         images: [{ glob: 'registry.example/**' }],
-        authorities: [{ name: 'release-key', key: { kms: 'awskms:///alias/release' } }],
+        authorities: [{ name: 'release-key', key: { data: RELEASE_KEY_PEM } }],
       },
     }),
   ],
@@ -58,7 +64,7 @@ const verdicts = planChecks(decision, policies, matchSubjectOf(request)).map((ch
     outcome: { kind: 'policies', verdicts: results },
   };
 });
-const response = validatingResponse(request.uid, summarizeAdmission(decision, verdicts));
+const response = validatingResponse(summarizeAdmission(decision, verdicts));
 console.log(response.allowed, response.status?.message);
 // false spec.containers[0].image registry.example/app:1.0: policy "release" (enforce): no valid signature:
 //   1 found, 0 verified (signature does not match key "release-2026")

@@ -16,6 +16,7 @@ import {
   compact,
   failFor,
   isOneOf,
+  listIfPresent,
   objectLabel,
   optionalEnum,
   parseMetadata,
@@ -96,10 +97,7 @@ function parseSpec(spec: JsonObject, fail: Fail, failOnEmptyAuthorities: boolean
     authorities,
     policy: policy === undefined ? undefined : parsePolicy(policy, 'spec.policy', fail),
     mode: optionalEnum(spec, 'mode', 'spec', fail, ['enforce', 'warn']),
-    match:
-      spec.match == null
-        ? undefined
-        : optionalList(spec, 'match', 'spec', fail, (v, p) => parseMatch(v, p, fail)),
+    match: listIfPresent(spec, 'match', 'spec', fail, (v, p) => parseMatch(v, p, fail)),
   });
 }
 
@@ -122,13 +120,9 @@ function parseAuthority(value: unknown, path: string, fail: Fail): Authority {
     key: key && parseKeyRef(key, join(path, 'key'), fail),
     keyless: keyless && parseKeyless(keyless, join(path, 'keyless'), fail),
     static: staticRef && parseStatic(staticRef, join(path, 'static'), fail),
-    source:
-      a.source == null ? undefined : optionalList(a, 'source', path, fail, (v, p) => parseSource(v, p, fail)),
+    source: listIfPresent(a, 'source', path, fail, (v, p) => parseSource(v, p, fail)),
     ctlog: ctlog && parseTLog(ctlog, join(path, 'ctlog'), fail),
-    attestations:
-      a.attestations == null
-        ? undefined
-        : optionalList(a, 'attestations', path, fail, (v, p) => parseAttestation(v, p, fail)),
+    attestations: listIfPresent(a, 'attestations', path, fail, (v, p) => parseAttestation(v, p, fail)),
     rfc3161timestamp:
       tsa &&
       compact({ trustRootRef: optionalString(tsa, 'trustRootRef', join(path, 'rfc3161timestamp'), fail) }),
@@ -212,13 +206,10 @@ function parseSource(value: unknown, path: string, fail: Fail): Source {
   return compact<Source>({
     oci: optionalString(s, 'oci', path, fail),
     tagPrefix: optionalString(s, 'tagPrefix', path, fail),
-    signaturePullSecrets:
-      s.signaturePullSecrets == null
-        ? undefined
-        : optionalList(s, 'signaturePullSecrets', path, fail, (v, p) => {
-            const ref = expectObject(v, p, fail);
-            return { name: requiredString(ref, 'name', p, fail) };
-          }),
+    signaturePullSecrets: listIfPresent(s, 'signaturePullSecrets', path, fail, (v, p) => {
+      const ref = expectObject(v, p, fail);
+      return { name: requiredString(ref, 'name', p, fail) };
+    }),
   });
 }
 
@@ -287,10 +278,9 @@ function parseMatch(value: unknown, path: string, fail: Fail): MatchResource {
 function parseSelector(s: JsonObject, path: string, fail: Fail): LabelSelector {
   return compact<LabelSelector>({
     matchLabels: stringMap(s, 'matchLabels', path, fail),
-    matchExpressions:
-      s.matchExpressions == null
-        ? undefined
-        : optionalList(s, 'matchExpressions', path, fail, (v, p) => parseRequirement(v, p, fail)),
+    matchExpressions: listIfPresent(s, 'matchExpressions', path, fail, (v, p) =>
+      parseRequirement(v, p, fail),
+    ),
   });
 }
 
@@ -307,6 +297,6 @@ function parseRequirement(value: unknown, path: string, fail: Fail): LabelSelect
   return compact<LabelSelectorRequirement>({
     key,
     operator,
-    values: e.values == null ? undefined : optionalList(e, 'values', path, fail, stringItem(fail)),
+    values: listIfPresent(e, 'values', path, fail, stringItem(fail)),
   });
 }

@@ -8,6 +8,7 @@ import {
   isObject,
   type JsonObject,
   join,
+  optionalList,
   optionalObject,
   optionalString,
   requiredString,
@@ -93,6 +94,17 @@ export function stringMap(
     out[k] = v as string;
   }
   return out;
+}
+
+/** A list field kept absent when the object leaves it out (or null), so the parsed object says what was written. */
+export function listIfPresent<T>(
+  obj: JsonObject,
+  key: string,
+  path: string,
+  fail: Fail,
+  item: (value: unknown, path: string) => T,
+): T[] | undefined {
+  return obj[key] == null ? undefined : optionalList(obj, key, path, fail, item);
 }
 
 /** Requires `spec` to be an object. */

@@ -9,7 +9,7 @@ import {
   optionalString,
   requiredString,
 } from '../fields.js';
-import { compact, failFor, objectLabel, parseMetadata, specOf } from './parse.js';
+import { compact, failFor, listIfPresent, objectLabel, parseMetadata, specOf } from './parse.js';
 import {
   type CertificateAuthority,
   POLICY_GROUP,
@@ -77,18 +77,16 @@ function parseRepository(obj: JsonObject, path: string, fail: Fail): TrustRootRe
 }
 
 function parseSigstoreKeys(keys: JsonObject, path: string, fail: Fail): SigstoreKeys {
-  const logs = (key: string) =>
-    keys[key] == null ? undefined : optionalList(keys, key, path, fail, (v, p) => parseTLog(v, p, fail));
+  const logs = (key: string) => listIfPresent(keys, key, path, fail, (v, p) => parseTLog(v, p, fail));
   return compact<SigstoreKeys>({
     certificateAuthorities: optionalList(keys, 'certificateAuthorities', path, fail, (v, p) =>
       parseCA(v, p, fail),
     ),
     tLogs: logs('tLogs'),
     ctLogs: logs('ctLogs'),
-    timestampAuthorities:
-      keys.timestampAuthorities == null
-        ? undefined
-        : optionalList(keys, 'timestampAuthorities', path, fail, (v, p) => parseCA(v, p, fail)),
+    timestampAuthorities: listIfPresent(keys, 'timestampAuthorities', path, fail, (v, p) =>
+      parseCA(v, p, fail),
+    ),
   });
 }
 

@@ -221,3 +221,8 @@ export interface PolicyControllerConfig {
   /** Look for attestations through the OCI 1.1 referrers API (default `false`). */
   readonly enableOCI11: boolean;
 }
+
+/** A policy's mode: `enforce` unless it says `warn`. The one place that default is applied. */
+export function policyModeOf(policy: { readonly spec: { readonly mode?: PolicyMode } }): PolicyMode {
+  return policy.spec.mode ?? 'enforce';
+}

@@ -6,14 +6,15 @@
 // Which evidence an authority requires is decided here, from the policy alone (see
 // `requirementsOf`): never by what a signature happens to carry.
 import { parseReference } from '@signet/core';
-import type {
-  Attestation,
-  Authority,
-  ClusterImagePolicy,
-  KeylessRef,
-  Policy,
-  PolicyMode,
-  Source,
+import {
+  type Attestation,
+  type Authority,
+  type ClusterImagePolicy,
+  type KeylessRef,
+  type Policy,
+  type PolicyMode,
+  policyModeOf,
+  type Source,
 } from '@signet/k8s-types';
 import type { RepositoryRef } from '../artifacts.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
@@ -131,7 +132,7 @@ export async function compileAuthorities(
     cip.spec.policy === undefined ? undefined : compileSpecPolicy(policy, cip.spec.policy, context);
   return Object.freeze({
     policy,
-    mode: cip.spec.mode ?? 'enforce',
+    mode: policyModeOf(cip),
     authorities: Object.freeze(authorities),
     specPolicy,
   });

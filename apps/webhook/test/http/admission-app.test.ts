@@ -7,15 +7,14 @@ import {
   createCertificateAuthority,
   type IssuedCertificate,
   issueServingCertificate,
-} from '../src/certificates.js';
-import { budgetFor, createAdmissionApp, type ReviewHandler } from '../src/http/admission-app.js';
-import { parseGoDuration } from '../src/http/duration.js';
-import { createOpsApp } from '../src/http/ops-app.js';
-import { createLogger } from '../src/logger.js';
-import { SignetMetrics } from '../src/metrics.js';
-import { type RunningServers, startServers } from '../src/server.js';
-import { CertificateWatcher, readCertificatePair } from '../src/tls.js';
-import { LogCapture, post, reviewFixture } from './helpers.js';
+} from '../../src/certificates.js';
+import { createAdmissionApp, type ReviewHandler } from '../../src/http/admission-app.js';
+import { createOpsApp } from '../../src/http/ops-app.js';
+import { createLogger } from '../../src/logger.js';
+import { SignetMetrics } from '../../src/metrics.js';
+import { type RunningServers, startServers } from '../../src/server.js';
+import { CertificateWatcher, readCertificatePair } from '../../src/tls.js';
+import { LogCapture, post, reviewFixture } from '../helpers.js';
 
 let ca: IssuedCertificate;
 let servers: RunningServers;
@@ -246,21 +245,5 @@ describe('TLS certificate reload and graceful shutdown', () => {
     await closing;
     expect(answer.status).toBe(200);
     expect(answer.json().response).toMatchObject({ allowed: true });
-  });
-});
-
-describe('timeouts', () => {
-  it('parses Go durations and keeps a margin to answer', () => {
-    expect(parseGoDuration('10s')).toBe(10_000);
-    expect(parseGoDuration('1m0s')).toBe(60_000);
-    expect(parseGoDuration('1.5s')).toBe(1500);
-    expect(parseGoDuration('250ms')).toBe(250);
-    expect(parseGoDuration('10')).toBeUndefined();
-    expect(parseGoDuration('')).toBeUndefined();
-    expect(parseGoDuration('10x')).toBeUndefined();
-    expect(budgetFor(10_000)).toBe(9000);
-    expect(budgetFor(30_000)).toBe(29_000);
-    expect(budgetFor(60_000)).toBe(29_000);
-    expect(budgetFor(1000)).toBe(900);
   });
 });

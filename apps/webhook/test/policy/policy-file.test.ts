@@ -1,9 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadPolicyFile, parsePolicyYaml } from '../src/policy/policy-file.js';
+import { loadPolicyFile, parsePolicyYaml } from '../../src/policy/policy-file.js';
 
-const examples = fileURLToPath(new URL('../../../docs/examples/policies/', import.meta.url));
+const examples = fileURLToPath(new URL('../../../../docs/examples/policies/', import.meta.url));
 
 describe('--policy-file loading', () => {
   it('loads every example policy in docs/examples unchanged', async () => {

@@ -4,7 +4,7 @@ import {
   parseClusterImagePolicy,
   parsePolicyControllerConfig,
   parseTrustRoot,
-} from '../src/index.js';
+} from '../../src/index.js';
 
 const PEM = '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE...\n-----END PUBLIC KEY-----\n';
 

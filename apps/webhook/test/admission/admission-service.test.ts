@@ -4,29 +4,25 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type * as Testbed from '@signet/testbed';
-import { ImageVerifier, RegistryClient, VerificationCache } from '@signet/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdmissionService } from '../src/admission-service.js';
 import {
   createCertificateAuthority,
   type IssuedCertificate,
   issueServingCertificate,
-} from '../src/certificates.js';
-import { createAdmissionApp } from '../src/http/admission-app.js';
-import { createOpsApp } from '../src/http/ops-app.js';
-import { createLogger } from '../src/logger.js';
-import { SignetMetrics } from '../src/metrics.js';
-import { parsePolicyYaml } from '../src/policy/policy-file.js';
-import { compileSnapshot, PolicyStore } from '../src/policy/policy-store.js';
-import { type RunningServers, startServers } from '../src/server.js';
-import { LogCapture, post } from './helpers.js';
-import { CONTROLLER, podSpec, review, workload } from './reviews.js';
+} from '../../src/certificates.js';
+import { serveConfigFrom } from '../../src/commands/serve-config.js';
+import { createLogger } from '../../src/logger.js';
+import { SignetMetrics } from '../../src/metrics.js';
+import { parsePolicyYaml } from '../../src/policy/policy-file.js';
+import { type RunningSignet, startSignet } from '../../src/signet.js';
+import { LogCapture, post } from '../helpers.js';
+import { CONTROLLER, podSpec, review, workload } from '../reviews.js';
 
 let testbed: typeof Testbed;
 let group: Testbed.ProcessGroup | undefined;
 let runDir = '';
 let ca: IssuedCertificate;
-let servers: RunningServers;
+let signet: RunningSignet;
 let base = '';
 let host = '';
 let signed = '';
@@ -63,8 +59,7 @@ beforeAll(async () => {
   silentHost = `127.0.0.1:${(silent.address() as { port: number }).port}`;
 
   const publicKey = (await readFile(key.publicKey, 'utf8')).trim().split('\n').join('\n          ');
-  const policies = parsePolicyYaml(
-    `
+  const yaml = `
 apiVersion: policy.sigstore.dev/v1beta1
 kind: ClusterImagePolicy
 metadata: { name: release }
@@ -86,37 +81,38 @@ spec:
     - key:
         data: |
           ${publicKey}
-`,
-    'signet-system',
-  );
-  expect(policies.problems).toEqual([]);
-  const logger = createLogger({ destination: logs });
-  const metrics = new SignetMetrics({ defaultMetrics: false });
-  const store = new PolicyStore();
-  const { snapshot } = await compileSnapshot(policies, { namespace: 'signet-system', logger });
-  if (!snapshot) throw new Error('the test policies did not compile');
-  store.install(store.begin(), snapshot);
-  const verifier = new ImageVerifier({
-    registry: new RegistryClient({ insecureHosts: [host, silentHost] }),
-    cache: new VerificationCache(),
-  });
-  const service = new AdmissionService({ store, verifier, logger, metrics });
+`;
+  expect(parsePolicyYaml(yaml, 'signet-system').problems).toEqual([]);
+  await writeFile(join(runDir, 'policies.yaml'), yaml);
   ca = await createCertificateAuthority('signet-test', 1);
-  servers = await startServers({
-    admissionApp: createAdmissionApp({ handler: service.handle, logger, metrics }),
-    opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
-    certificate: await issueServingCertificate(ca, ['127.0.0.1'], 1),
-    port: 0,
-    opsPort: 0,
-    host: '127.0.0.1',
-    logger,
+  const serving = await issueServingCertificate(ca, ['127.0.0.1'], 1);
+  await writeFile(join(runDir, 'tls.crt'), serving.cert);
+  await writeFile(join(runDir, 'tls.key'), serving.key);
+  // The same composition root as `signet serve`, from the same flags.
+  const config = serveConfigFrom(
+    {
+      port: '0',
+      'ops-port': '0',
+      host: '127.0.0.1',
+      namespace: 'signet-system',
+      'policy-file': [join(runDir, 'policies.yaml')],
+      'tls-cert-file': join(runDir, 'tls.crt'),
+      'tls-key-file': join(runDir, 'tls.key'),
+      'insecure-registry': [host, silentHost],
+    },
+    {},
+  );
+  signet = await startSignet(config, {
+    logger: createLogger({ destination: logs }),
+    metrics: new SignetMetrics({ defaultMetrics: false }),
   });
-  base = `https://127.0.0.1:${servers.port}`;
+  expect(signet.store.current?.set.policies.map((p) => p.name)).toEqual(['release', 'warned']);
+  base = `https://127.0.0.1:${signet.servers.port}`;
 }, 30 * 60_000);
 
 afterAll(async () => {
   silent?.close();
-  await servers?.close(1000);
+  await signet?.stop(1000);
   await group?.stopAll();
   if (runDir) await rm(runDir, { recursive: true, force: true });
 });
@@ -360,7 +356,7 @@ describe('signet serve as a process', () => {
       `apiVersion: policy.sigstore.dev/v1beta1\nkind: ClusterImagePolicy\nmetadata: {name: all}\nspec:\n  images: [{glob: "**"}]\n  authorities: [{static: {action: pass}}]\n`,
     );
     const [port, opsPort] = [await testbed.freePort(), await testbed.freePort()];
-    const cli = new URL('../dist/bin/signet.js', import.meta.url).pathname;
+    const cli = new URL('../../dist/bin/signet.js', import.meta.url).pathname;
     const proc = await (group as Testbed.ProcessGroup).start({
       name: 'signet',
       command: process.execPath,

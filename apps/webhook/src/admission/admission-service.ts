@@ -1,0 +1,186 @@
+import {
+  type AdmissionDecision,
+  decideAdmission,
+  type ImageCheck,
+  matchSubjectOf,
+  mutatingResponse,
+  summarizeAdmission,
+  validatingResponse,
+} from '@signet/core';
+import type { AdmissionRequest } from '@signet/k8s-types';
+import type { CredentialSource, ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
+import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/admission-app.js';
+import type { Logger } from '../logger.js';
+import type { SignetMetrics } from '../metrics.js';
+import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';
+import { admissionCredentials, type PullSecretLookup } from './credentials.js';
+
+export interface AdmissionServiceOptions {
+  readonly store: PolicyStore;
+  readonly verifier: ImageVerifier;
+  readonly logger: Logger;
+  readonly metrics: SignetMetrics;
+  /** Reads pull secrets and ServiceAccounts; absent when policies come from files. */
+  readonly pullSecrets?: PullSecretLookup;
+  /** Pin verified images to digests on the mutating endpoint (default true). */
+  readonly resolveDigests?: boolean;
+  /** Credentials for every request when there are no pull secrets to read (`signet verify`). */
+  readonly credentials?: CredentialSource;
+}
+
+const NOT_READY: ReviewOutcome = {
+  response: {
+    allowed: false,
+    status: { code: 503, reason: 'ServiceUnavailable', message: 'Signet has not loaded its policies yet' },
+  },
+  decision: 'denied',
+  rule: 'infrastructure',
+  reason: 'policies not loaded',
+};
+
+type Checks = readonly ImageCheck<SnapshotPolicy>[];
+
+/**
+ * The admission pipeline: the contract's decision (core), then only for what it says must be
+ * verified, policy matching (core) and verification (verifier), then the answer (core). Admitted
+ * requests take the same path with nothing to check, and never reach a registry.
+ */
+export class AdmissionService {
+  readonly #store: PolicyStore;
+  readonly #verifier: ImageVerifier;
+  readonly #logger: Logger;
+  readonly #metrics: SignetMetrics;
+  readonly #pullSecrets: PullSecretLookup | undefined;
+  readonly #resolveDigests: boolean;
+  readonly #credentials: CredentialSource | undefined;
+
+  constructor(options: AdmissionServiceOptions) {
+    this.#store = options.store;
+    this.#verifier = options.verifier;
+    this.#logger = options.logger;
+    this.#metrics = options.metrics;
+    this.#pullSecrets = options.pullSecrets;
+    this.#resolveDigests = options.resolveDigests ?? true;
+    this.#credentials = options.credentials;
+  }
+
+  /** Answers one review for `endpoint`; the HTTP layer's `ReviewHandler`. */
+  readonly review = async (
+    endpoint: Endpoint,
+    request: AdmissionRequest,
+    context: ReviewContext,
+  ): Promise<ReviewOutcome> => {
+    const snapshot = this.#store.current;
+    if (snapshot === undefined) return NOT_READY;
+    const decision = decideAdmission(request, { resolveDigests: this.#resolveDigests });
+    const checks = this.#checksFor(snapshot, decision, request);
+    const credentials =
+      (await admissionCredentials(this.#pullSecrets, request, checks, this.#logger)) ?? this.#credentials;
+    return endpoint === 'mutate'
+      ? this.#mutate(request, decision, checks, credentials, context)
+      : this.#validate(request, decision, checks, credentials, context);
+  };
+
+  #checksFor(snapshot: PolicySnapshot, decision: AdmissionDecision, request: AdmissionRequest): Checks {
+    return decision.action === 'admit' ? [] : snapshot.checksFor(decision, matchSubjectOf(request));
+  }
+
+  async #validate(
+    request: AdmissionRequest,
+    decision: AdmissionDecision,
+    checks: Checks,
+    credentials: CredentialSource | undefined,
+    context: ReviewContext,
+  ): Promise<ReviewOutcome> {
+    const results = await Promise.all(
+      checks.map((check) =>
+        check.kind === 'settled' ? check.verdict : this.#verify(check, request, credentials, context),
+      ),
+    );
+    const verifications = results.filter((r): r is ImageVerification => 'checks' in r);
+    const verdicts = results.map((r) => ('checks' in r ? r.verdict : r));
+    const outcome = summarizeAdmission(decision, verdicts);
+    const response = validatingResponse(outcome);
+    const details = verifications.length > 0 ? { verifications } : {};
+    if (!outcome.allowed) {
+      const denied = outcome.failures.filter((f) => f.denied);
+      const rule = denied.some((f) => f.kind === 'infrastructure') ? 'infrastructure' : 'policy';
+      return { response, decision: 'denied', rule, reason: outcome.denials.join(' | '), ...details };
+    }
+    const warned = outcome.warnings.length > 0;
+    return {
+      response,
+      decision: warned ? 'warned' : 'allowed',
+      rule: decision.rule,
+      ...(warned ? { reason: outcome.warnings.join(' | ') } : {}),
+      ...details,
+    };
+  }
+
+  async #verify(
+    check: ImageCheck<SnapshotPolicy> & { readonly kind: 'verify' },
+    request: AdmissionRequest,
+    credentials: CredentialSource | undefined,
+    context: ReviewContext,
+  ): Promise<ImageVerification> {
+    const object = request.object ?? {};
+    const stop = this.#metrics.verificationDuration.startTimer();
+    const result = await this.#verifier.verifyImage(
+      {
+        path: check.target.path,
+        image: check.target.image,
+        reference: check.reference,
+        policies: check.policies.map((policy) => policy.verify),
+      },
+      {
+        ...callOptions(context, credentials),
+        specInputs: {
+          spec: object.spec,
+          metadata: object.metadata,
+          typemeta: { apiVersion: object.apiVersion, kind: object.kind },
+        },
+      },
+    );
+    const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
+    stop({ result: failure ?? 'pass' });
+    return result;
+  }
+
+  /** Pins planned image fields to the digests their tags point at now; the validating call verifies. */
+  async #mutate(
+    request: AdmissionRequest,
+    decision: AdmissionDecision,
+    checks: Checks,
+    credentials: CredentialSource | undefined,
+    context: ReviewContext,
+  ): Promise<ReviewOutcome> {
+    const digests = new Map<string, string>();
+    const planned = new Set(decision.action === 'verify' ? decision.mutations.map((m) => m.path) : []);
+    await Promise.all(
+      checks.map(async (check) => {
+        // Only images some policy verifies are pinned: others are not Signet's business.
+        if (check.kind !== 'verify' || !planned.has(check.target.path)) return;
+        try {
+          const digest = await this.#verifier.resolveDigest(
+            check.reference,
+            callOptions(context, credentials),
+          );
+          digests.set(check.target.path, digest);
+        } catch (error) {
+          // Not pinned: the validating endpoint resolves again and denies if it must.
+          this.#logger.warn(
+            { uid: request.uid, image: check.target.image, err: error },
+            'cannot resolve a tag to pin it',
+          );
+        }
+      }),
+    );
+    const response = mutatingResponse(decision, digests);
+    return { response, decision: 'allowed', rule: digests.size > 0 ? 'pinned-digests' : decision.rule };
+  }
+}
+
+/** The verifier's options for one review: its deadline and signal, and the namespace's credentials. */
+function callOptions(context: ReviewContext, credentials: CredentialSource | undefined): VerifyOptions {
+  return { signal: context.signal, deadline: context.deadline, ...(credentials ? { credentials } : {}) };
+}

@@ -1,0 +1,54 @@
+// The `signet` command: `signet serve` runs the admission webhook, `signet verify` checks an image
+// or a manifest against policy YAML from a shell.
+import { createRequire } from 'node:module';
+import type { Writable } from 'node:stream';
+import { runServe } from '../commands/serve.js';
+import { SERVE_COMMAND, serveConfigFrom } from '../commands/serve-config.js';
+import { runVerify, VERIFY_COMMAND } from '../commands/verify.js';
+import { UsageError, userMessage } from '../errors.js';
+import { type CommandSpec, helpText, parseCommandLine } from './flags.js';
+
+export const COMMANDS: readonly CommandSpec[] = [SERVE_COMMAND, VERIFY_COMMAND];
+
+export function version(): string {
+  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+  return pkg.version;
+}
+
+function usage(): string {
+  const lines = COMMANDS.map((c) => `  signet ${c.name} ${c.synopsis}`);
+  return `usage:\n${lines.join('\n')}\n  signet --version\n\nRun 'signet COMMAND --help' for a command's flags.`;
+}
+
+export interface Streams {
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+}
+
+/** Runs the command line; returns the exit code. Errors a user can act on print one line. */
+export async function main(
+  argv: readonly string[],
+  streams: Streams = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  const [name, ...rest] = argv;
+  const print = (text: string, code: number) => {
+    (code === 0 ? streams.stdout : streams.stderr).write(`${text}\n`);
+    return code;
+  };
+  if (name === undefined) return print(usage(), 2);
+  if (name === '--help' || name === '-h' || name === 'help') return print(usage(), 0);
+  if (name === '--version' || name === 'version') return print(`signet ${version()}`, 0);
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) return print(`signet: unknown command ${JSON.stringify(name)}\n\n${usage()}`, 2);
+  try {
+    const { values, positionals } = parseCommandLine(command, rest);
+    if (values.help) return print(helpText(command), 0);
+    if (command === SERVE_COMMAND) return await runServe(serveConfigFrom(values, process.env));
+    return await runVerify(positionals, values, streams.stdout);
+  } catch (error) {
+    const message = userMessage(error);
+    if (message === undefined) throw error;
+    const hint = error instanceof UsageError ? `\nRun 'signet ${command.name} --help' for its flags.` : '';
+    return print(`signet ${command.name}: ${message}${hint}`, 2);
+  }
+}

@@ -1,0 +1,68 @@
+// The policy lifecycle: each new view of the policy objects (a file, or the cluster's watches) is
+// compiled and installed atomically; what cannot be used is reported in the log, as metrics and,
+// on a cluster, as Events on the object.
+import type { Logger } from '../logger.js';
+import type { SignetMetrics } from '../metrics.js';
+import type { ObjectRef, PolicyObjects, PolicyProblem } from './policy-objects.js';
+import {
+  type CompileOptions,
+  compileSnapshot,
+  type PolicySnapshot,
+  type PolicyStore,
+} from './policy-store.js';
+
+/** Where problems with policy objects are reported on a cluster (Kubernetes Events). */
+export interface PolicyProblemReporter {
+  warn(object: ObjectRef, reason: string, message: string): Promise<void>;
+}
+
+export interface PolicyApplierOptions {
+  readonly store: PolicyStore;
+  readonly compile: CompileOptions;
+  readonly logger: Logger;
+  readonly metrics: SignetMetrics;
+  /** Absent when policies come from files. */
+  readonly events?: PolicyProblemReporter;
+}
+
+const REPORTED_KINDS: ReadonlySet<string> = new Set(['ClusterImagePolicy', 'TrustRoot']);
+
+/** Returns the function to call with every new view of the policy objects. */
+export function policyApplier(options: PolicyApplierOptions): (objects: PolicyObjects) => Promise<void> {
+  const { store, logger, metrics, events } = options;
+  return async (objects) => {
+    const version = store.begin();
+    const { snapshot, problems } = await compileSnapshot(objects, options.compile);
+    for (const problem of problems) report(problem, logger, events);
+    if (snapshot === undefined) {
+      logger.error(
+        store.current
+          ? 'the new policies cannot be used; keeping the previous ones'
+          : 'no usable policies yet; not ready',
+      );
+      return;
+    }
+    if (store.install(version, snapshot)) installed(snapshot, logger, metrics);
+  };
+}
+
+function report(problem: PolicyProblem, logger: Logger, events: PolicyProblemReporter | undefined): void {
+  logger.error({ object: problem.object, err: problem.cause }, `policy problem: ${problem.message}`);
+  if (events && problem.ref && REPORTED_KINDS.has(problem.ref.kind)) {
+    void events.warn(problem.ref, 'InvalidPolicy', problem.message);
+  }
+}
+
+function installed(snapshot: PolicySnapshot, logger: Logger, metrics: SignetMetrics): void {
+  const { policies } = snapshot.set;
+  metrics.policies.set({ state: 'active' }, policies.length - snapshot.broken.size);
+  metrics.policies.set({ state: 'invalid' }, snapshot.broken.size);
+  logger.info(
+    {
+      policies: policies.map((p) => p.name),
+      broken: [...snapshot.broken.keys()],
+      noMatchPolicy: snapshot.config.noMatchPolicy,
+    },
+    'policies loaded',
+  );
+}

@@ -1,0 +1,191 @@
+// The composition root: every part of a running Signet is made and connected here, once, for
+// `signet serve`, `signet verify` and the tests alike.
+import { type CredentialSource, ImageVerifier, RegistryClient, VerificationCache } from '@signet/verifier';
+import { AdmissionService } from './admission/admission-service.js';
+import type { PullSecretLookup } from './admission/credentials.js';
+import type { ServeConfig } from './commands/serve-config.js';
+import { createAdmissionApp } from './http/admission-app.js';
+import { createOpsApp } from './http/ops-app.js';
+import type { ClusterPolicySource } from './kube/cluster-source.js';
+import type { SelfManagedTls } from './kube/self-managed-tls.js';
+import { createLogger, type Logger } from './logger.js';
+import { SignetMetrics } from './metrics.js';
+import { type PolicyProblemReporter, policyApplier } from './policy/policy-applier.js';
+import { loadPolicyFile } from './policy/policy-file.js';
+import { mergePolicyObjects } from './policy/policy-objects.js';
+import { PolicyStore } from './policy/policy-store.js';
+import { type RunningServers, startServers } from './server.js';
+import { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
+
+/** What admission needs, without servers: `signet serve` puts it behind HTTPS, `signet verify` calls it. */
+export interface Admission {
+  readonly store: PolicyStore;
+  readonly verifier: ImageVerifier;
+  readonly service: AdmissionService;
+}
+
+export interface AdmissionSettings {
+  readonly logger: Logger;
+  readonly metrics: SignetMetrics;
+  readonly insecureRegistries: readonly string[];
+  readonly cacheTtlMs?: number;
+  readonly resolveDigests: boolean;
+  readonly pullSecrets?: PullSecretLookup;
+  /** Credentials for every request when there are no pull secrets to read (`signet verify`). */
+  readonly credentials?: CredentialSource;
+}
+
+export function assembleAdmission(settings: AdmissionSettings): Admission {
+  const { logger, metrics } = settings;
+  const store = new PolicyStore();
+  const verifier = new ImageVerifier({
+    registry: new RegistryClient({ insecureHosts: settings.insecureRegistries }),
+    cache: new VerificationCache(settings.cacheTtlMs === undefined ? {} : { ttlMs: settings.cacheTtlMs }),
+    onCache: (result) => metrics.cacheLookups.inc({ result }),
+    onRegistryError: (error) => metrics.registryErrors.inc({ class: error.code.toLowerCase() }),
+  });
+  const service = new AdmissionService({
+    store,
+    verifier,
+    logger,
+    metrics,
+    resolveDigests: settings.resolveDigests,
+    ...(settings.pullSecrets ? { pullSecrets: settings.pullSecrets } : {}),
+    ...(settings.credentials ? { credentials: settings.credentials } : {}),
+  });
+  return { store, verifier, service };
+}
+
+/**
+ * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS), loaded only when
+ * policies come from a cluster: `@kubernetes/client-node` alone costs about 90 MB of memory, which
+ * `--policy-file` deployments do not pay.
+ */
+async function loadKube(path: string | undefined) {
+  const [client, source, events, pullSecrets, tls] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('./kube/cluster-source.js'),
+    import('./kube/events.js'),
+    import('./kube/pull-secrets.js'),
+    import('./kube/self-managed-tls.js'),
+  ]);
+  const kubeConfig = new client.KubeConfig();
+  if (path !== undefined) kubeConfig.loadFromFile(path);
+  else kubeConfig.loadFromDefault();
+  return { kubeConfig, ...source, ...events, ...pullSecrets, ...tls };
+}
+
+/** Parts a test may provide instead of the defaults. */
+export interface SignetOverrides {
+  readonly logger?: Logger;
+  readonly metrics?: SignetMetrics;
+}
+
+export interface RunningSignet extends Admission {
+  readonly logger: Logger;
+  readonly metrics: SignetMetrics;
+  readonly servers: RunningServers;
+  /** Stops watches and servers, letting in-flight reviews finish (up to `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Starts Signet as `config` says: servers listening, policies loaded (from files) or watched. */
+export async function startSignet(
+  config: ServeConfig,
+  overrides: SignetOverrides = {},
+): Promise<RunningSignet> {
+  const logger = overrides.logger ?? createLogger({ level: config.logLevel });
+  const metrics = overrides.metrics ?? new SignetMetrics();
+  const kube = config.policyFiles.length === 0 ? await loadKube(config.kubeconfig) : undefined;
+  const admission = assembleAdmission({
+    logger,
+    metrics,
+    insecureRegistries: config.insecureRegistries,
+    cacheTtlMs: config.cacheTtlMs,
+    resolveDigests: config.resolveDigests,
+    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeConfig) } : {}),
+  });
+  const { store } = admission;
+  const events: PolicyProblemReporter | undefined = kube
+    ? new kube.PolicyEventRecorder(kube.kubeConfig, logger)
+    : undefined;
+  const apply = policyApplier({
+    store,
+    compile: { namespace: config.namespace },
+    logger,
+    metrics,
+    ...(events ? { events } : {}),
+  });
+
+  let servers: RunningServers | undefined;
+  const onCertificate = (pair: CertificatePair) => servers?.setCertificate(pair);
+  let certificate: CertificatePair;
+  let watcher: CertificateWatcher | undefined;
+  let selfManaged: SelfManagedTls | undefined;
+  if (config.tls.mode === 'files') {
+    certificate = readCertificatePair(config.tls.certFile, config.tls.keyFile);
+    watcher = new CertificateWatcher(
+      { certFile: config.tls.certFile, keyFile: config.tls.keyFile, logger, onChange: onCertificate },
+      certificate,
+    );
+    watcher.start();
+  } else {
+    if (kube === undefined) throw new Error('self-managed TLS needs a cluster');
+    selfManaged = new kube.SelfManagedTls({
+      kubeConfig: kube.kubeConfig,
+      logger,
+      namespace: config.namespace,
+      secretName: config.tls.secretName,
+      serviceName: config.tls.serviceName,
+      webhookName: config.webhookName,
+      onCertificate,
+    });
+    certificate = await selfManaged.start();
+  }
+
+  const started = startServers({
+    admissionApp: createAdmissionApp({ handler: admission.service.review, logger, metrics }),
+    opsApp: createOpsApp(metrics, {
+      ready: () => (store.current ? { ready: true } : { ready: false, reason: 'policies not loaded yet' }),
+    }),
+    certificate,
+    port: config.port,
+    opsPort: config.opsPort,
+    host: config.host,
+    opsHost: config.opsHost,
+    logger,
+  });
+  servers = await started.catch((error: unknown) => {
+    watcher?.stop();
+    selfManaged?.stop();
+    throw error;
+  });
+
+  let source: ClusterPolicySource | undefined;
+  if (kube === undefined) {
+    const files = await Promise.all(config.policyFiles.map((f) => loadPolicyFile(f, config.namespace)));
+    await apply(mergePolicyObjects(files));
+  } else {
+    source = new kube.ClusterPolicySource({
+      kubeConfig: kube.kubeConfig,
+      namespace: config.namespace,
+      logger,
+      onChange: (objects) => void apply(objects),
+    });
+    await source.start();
+  }
+
+  const running = servers;
+  return {
+    ...admission,
+    logger,
+    metrics,
+    servers: running,
+    async stop(graceMs = 10_000) {
+      watcher?.stop();
+      selfManaged?.stop();
+      await source?.stop();
+      await running.close(graceMs);
+    },
+  };
+}
