@@ -143,7 +143,7 @@ export async function startNaiveWebhook(options: NaiveWebhookOptions): Promise<N
   const metrics = new SignetMetrics({ defaultMetrics: false });
   const verification = new KeyedCosignVerification(options.cosign, options.publicKey, logger);
   const servers = await startServers({
-    admissionApp: createAdmissionApp({ handler: naiveHandler(verification), logger, metrics }),
+    admissionApp: createAdmissionApp({ handler: naiveHandler(verification), logger, metrics }).listener,
     opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
     certificate: { cert: serving.cert, key: serving.key },
     port: 0,

@@ -11,6 +11,7 @@ export {
 } from './certificates.js';
 export { main } from './cli/main.js';
 export {
+  type AdmissionApp,
   type AdmissionAppOptions,
   createAdmissionApp,
   type Endpoint,

@@ -1,13 +1,12 @@
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type Server as HttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
 import type { Logger } from './logger.js';
 import type { CertificatePair } from './tls.js';
 
 export interface ServersOptions {
-  readonly admissionApp: Express;
-  readonly opsApp: Express;
+  readonly admissionApp: RequestListener;
+  readonly opsApp: RequestListener;
   readonly certificate: CertificatePair;
   /** Admission (HTTPS) port; 0 picks a free one. */
   readonly port: number;
@@ -15,6 +14,8 @@ export interface ServersOptions {
   readonly opsPort: number;
   readonly host?: string;
   readonly opsHost?: string;
+  /** Connections the admission port keeps open at once (default 1024); beyond, new ones are refused. */
+  readonly maxConnections?: number;
   readonly logger: Logger;
 }
 
@@ -23,6 +24,8 @@ export interface RunningServers {
   readonly opsPort: number;
   /** Swaps the serving certificate for new connections. */
   setCertificate(pair: CertificatePair): void;
+  /** Closes kept-alive connections that carry no request now (they reconnect through the Service). */
+  closeIdleConnections(): void;
   /** Stops accepting, lets in-flight reviews finish (up to `graceMs`), then closes everything. */
   close(graceMs?: number): Promise<void>;
 }
@@ -59,6 +62,7 @@ export async function startServers(options: ServersOptions): Promise<RunningServ
   https.headersTimeout = 15_000;
   https.requestTimeout = 40_000;
   https.keepAliveTimeout = 65_000;
+  https.maxConnections = options.maxConnections ?? 1024;
   const ops = createHttpServer(options.opsApp);
   ops.headersTimeout = 10_000;
   ops.requestTimeout = 15_000;
@@ -70,6 +74,9 @@ export async function startServers(options: ServersOptions): Promise<RunningServ
     opsPort,
     setCertificate(pair) {
       https.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' });
+    },
+    closeIdleConnections() {
+      https.closeIdleConnections();
     },
     async close(graceMs = 10_000) {
       await Promise.all([closeServer(https, graceMs), closeServer(ops, 1000)]);

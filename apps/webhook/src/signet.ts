@@ -11,8 +11,8 @@ import type { SelfManagedTls } from './kube/self-managed-tls.js';
 import { createLogger, type Logger } from './logger.js';
 import { SignetMetrics } from './metrics.js';
 import { type PolicyProblemReporter, policyApplier } from './policy/policy-applier.js';
-import { loadPolicyFile } from './policy/policy-file.js';
-import { mergePolicyObjects } from './policy/policy-objects.js';
+import { loadPolicyFile, requireUsablePolicyFiles } from './policy/policy-file.js';
+import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.js';
 import { PolicyStore } from './policy/policy-store.js';
 import { type RunningServers, startServers } from './server.js';
 import { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
@@ -30,6 +30,7 @@ export interface AdmissionSettings {
   readonly insecureRegistries: readonly string[];
   readonly cacheTtlMs?: number;
   readonly resolveDigests: boolean;
+  readonly allowUnpinnedTags?: boolean;
   readonly pullSecrets?: PullSecretLookup;
   /** Credentials for every request when there are no pull secrets to read (`signet verify`). */
   readonly credentials?: CredentialSource;
@@ -50,6 +51,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     logger,
     metrics,
     resolveDigests: settings.resolveDigests,
+    allowUnpinnedTags: settings.allowUnpinnedTags === true,
     ...(settings.pullSecrets ? { pullSecrets: settings.pullSecrets } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
   });
@@ -75,6 +77,13 @@ async function loadKube(path: string | undefined) {
   return { kubeConfig, ...source, ...events, ...pullSecrets, ...tls };
 }
 
+async function loadPolicyFiles(config: ServeConfig): Promise<PolicyObjects> {
+  const files = await Promise.all(config.policyFiles.map((f) => loadPolicyFile(f, config.namespace)));
+  const objects = mergePolicyObjects(files);
+  requireUsablePolicyFiles(objects);
+  return objects;
+}
+
 /** Parts a test may provide instead of the defaults. */
 export interface SignetOverrides {
   readonly logger?: Logger;
@@ -85,7 +94,13 @@ export interface RunningSignet extends Admission {
   readonly logger: Logger;
   readonly metrics: SignetMetrics;
   readonly servers: RunningServers;
-  /** Stops watches and servers, letting in-flight reviews finish (up to `graceMs`). */
+  /**
+   * A graceful exit, as on SIGTERM: readiness turns false at once, reviews are still answered for
+   * the drain period (each answer closing its connection, so the API server reconnects through the
+   * Service to a ready replica), then the servers stop accepting and in-flight reviews finish.
+   */
+  shutdown(): Promise<void>;
+  /** Stops watches and servers now, letting in-flight reviews finish (up to `graceMs`). */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -97,12 +112,15 @@ export async function startSignet(
   const logger = overrides.logger ?? createLogger({ level: config.logLevel });
   const metrics = overrides.metrics ?? new SignetMetrics();
   const kube = config.policyFiles.length === 0 ? await loadKube(config.kubeconfig) : undefined;
+  // Policy files are read (and refused when unusable) before anything listens.
+  const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
   const admission = assembleAdmission({
     logger,
     metrics,
     insecureRegistries: config.insecureRegistries,
     cacheTtlMs: config.cacheTtlMs,
     resolveDigests: config.resolveDigests,
+    allowUnpinnedTags: config.allowUnpinnedTags,
     ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeConfig) } : {}),
   });
   const { store } = admission;
@@ -143,10 +161,22 @@ export async function startSignet(
     certificate = await selfManaged.start();
   }
 
+  let shuttingDown = false;
+  const admissionApp = createAdmissionApp({
+    handler: admission.service.review,
+    logger,
+    metrics,
+    bodyLimitBytes: config.maxRequestBytes,
+  });
   const started = startServers({
-    admissionApp: createAdmissionApp({ handler: admission.service.review, logger, metrics }),
+    admissionApp: admissionApp.listener,
     opsApp: createOpsApp(metrics, {
-      ready: () => (store.current ? { ready: true } : { ready: false, reason: 'policies not loaded yet' }),
+      ready: () =>
+        shuttingDown
+          ? { ready: false, reason: 'shutting down' }
+          : store.current
+            ? { ready: true }
+            : { ready: false, reason: 'policies not loaded yet' },
     }),
     certificate,
     port: config.port,
@@ -162,10 +192,9 @@ export async function startSignet(
   });
 
   let source: ClusterPolicySource | undefined;
-  if (kube === undefined) {
-    const files = await Promise.all(config.policyFiles.map((f) => loadPolicyFile(f, config.namespace)));
-    await apply(mergePolicyObjects(files));
-  } else {
+  if (fromFiles !== undefined) {
+    await apply(fromFiles);
+  } else if (kube !== undefined) {
     source = new kube.ClusterPolicySource({
       kubeConfig: kube.kubeConfig,
       namespace: config.namespace,
@@ -176,16 +205,32 @@ export async function startSignet(
   }
 
   const running = servers;
+  const stop = async (graceMs = 10_000) => {
+    shuttingDown = true;
+    watcher?.stop();
+    selfManaged?.stop();
+    await source?.stop();
+    await running.close(graceMs);
+  };
   return {
     ...admission,
     logger,
     metrics,
     servers: running,
-    async stop(graceMs = 10_000) {
-      watcher?.stop();
-      selfManaged?.stop();
-      await source?.stop();
-      await running.close(graceMs);
+    async shutdown() {
+      shuttingDown = true;
+      // Every answer from now on closes its connection. Idle kept-alive connections are left
+      // alone: closing one as the client reuses it fails that review (HTTP/1.1 has no way to
+      // announce it), while the next answer on it closes it cleanly.
+      admissionApp.drain();
+      logger.info(
+        { drainMs: config.shutdownDrainMs },
+        'shutting down: not ready, still answering while endpoints update',
+      );
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+      logger.info('shutting down: finishing in-flight reviews');
+      await stop(config.shutdownGraceMs);
     },
+    stop,
   };
 }

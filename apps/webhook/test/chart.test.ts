@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { registeredRules } from '@signet/k8s-types';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { parseGoDuration } from '../src/http/duration.js';
 import { webhookConfigurations } from '../src/webhook-configurations.js';
 
 const chart = new URL('../chart/', import.meta.url);
@@ -66,6 +67,23 @@ describe('the Helm chart', () => {
       expect(deployment).toContain(needle);
     }
     expect(read('templates/pdb.yaml')).toContain('kind: PodDisruptionBudget');
+  });
+
+  it('lets a replica leave without failing reviews: preStop sleep, then drain and grace, inside the grace period', () => {
+    const { shutdown } = parse(read('values.yaml'));
+    const seconds = (d: string) => (parseGoDuration(d) ?? Number.NaN) / 1000;
+    expect(shutdown.preStopSeconds).toBeGreaterThan(0);
+    expect(seconds(shutdown.drain)).toBeGreaterThan(0);
+    expect(shutdown.preStopSeconds + seconds(shutdown.drain) + seconds(shutdown.grace)).toBeLessThan(
+      shutdown.terminationGracePeriodSeconds,
+    );
+    const deployment = read('templates/deployment.yaml');
+    expect(deployment).toContain('seconds: {{ .Values.shutdown.preStopSeconds }}');
+    expect(deployment).toContain(
+      'terminationGracePeriodSeconds: {{ .Values.shutdown.terminationGracePeriodSeconds }}',
+    );
+    expect(deployment).toContain('- --shutdown-drain={{ .Values.shutdown.drain }}');
+    expect(deployment).toContain('- --shutdown-grace={{ .Values.shutdown.grace }}');
   });
 
   it('ships the policy.sigstore.dev CRDs with both ClusterImagePolicy versions', () => {

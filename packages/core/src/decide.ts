@@ -10,9 +10,10 @@ import {
   pathString,
   podSpecOf,
   podTemplateOf,
+  REGISTERED_SUBRESOURCES,
   scaleOf,
   type WorkloadInfo,
-  workloadForKind,
+  workloadForResource,
 } from '@signet/k8s-types';
 import { semanticEqual } from './equality.js';
 import { changedImages } from './image-changes.js';
@@ -24,7 +25,7 @@ export type AdmitRule =
   | 'operation-not-covered'
   /** Row 2: an UPDATE of `status` or `scale` (never registered). */
   | 'status-or-scale-subresource'
-  /** A kind without a pod spec (never registered). */
+  /** A resource or subresource Signet does not register (defensive). */
   | 'resource-not-covered'
   /** Row 1: the old or new object has `metadata.deletionTimestamp`. */
   | 'being-deleted'
@@ -56,6 +57,11 @@ export interface ImageTarget extends ImageAt {
   readonly pointer: string;
 }
 
+/** Why a request is denied without verification. */
+export type DenyRule =
+  /** A registered resource whose object is not of the kind Signet reads there: it cannot tell what would run. */
+  'unreadable-request';
+
 export interface AdmitDecision {
   readonly action: 'admit';
   readonly rule: AdmitRule;
@@ -74,9 +80,21 @@ export interface VerifyDecision {
    * rollout, is rejected for a Job's immutable template, and makes GitOps tools see drift).
    */
   readonly mutations: readonly ImageTarget[];
+  /**
+   * True when admitting starts containers from these images (a Pod, or its ephemeral
+   * containers): what is admitted is what the kubelet pulls, so a tag must be pinned to the
+   * digest that was verified. False for workload templates, whose Pods are checked at CREATE.
+   */
+  readonly startsContainers: boolean;
 }
 
-export type AdmissionDecision = AdmitDecision | VerifyDecision;
+export interface DenyDecision {
+  readonly action: 'deny';
+  readonly rule: DenyRule;
+  readonly reason: string;
+}
+
+export type AdmissionDecision = AdmitDecision | VerifyDecision | DenyDecision;
 
 export interface DecideOptions {
   /** Plan digest pinning (tag -> tag@digest) for verified images; default true. */
@@ -87,15 +105,20 @@ export interface DecideOptions {
 const DEFAULT_SCALE = 1;
 
 /**
- * Decides a parsed AdmissionRequest by the contract's table. Throws the `ObjectShapeError` of
- * `@signet/k8s-types` when an object does not have the shape its kind requires.
+ * Decides a parsed AdmissionRequest by the contract's table. What a request is comes from its
+ * resource and subresource (what the API server routed), never from the kind it claims. Throws
+ * the `ObjectShapeError` of `@signet/k8s-types` when an object does not have the shape its kind
+ * requires.
  */
 export function decideAdmission(request: AdmissionRequest, options: DecideOptions = {}): AdmissionDecision {
   const { operation, subResource } = request;
   if (operation !== 'CREATE' && operation !== 'UPDATE') return admit('operation-not-covered');
   if (subResource === 'status' || subResource === 'scale') return admit('status-or-scale-subresource');
-  const info = workloadForKind(request.kind.group, request.kind.kind);
+  const info = workloadForResource(request.resource.group, request.resource.resource);
   if (info === undefined) return admit('resource-not-covered');
+  if (subResource && !(REGISTERED_SUBRESOURCES[info.resource] ?? []).includes(subResource))
+    return admit('resource-not-covered');
+  if (request.kind.group !== info.group || request.kind.kind !== info.kind) return unreadable(request, info);
   const object: KubeObject = request.object ?? {};
   const old = request.oldObject;
   // An UPDATE always carries the old object; without one, verify as for a CREATE.
@@ -147,6 +170,20 @@ function ownedScaleUpWarning(info: WorkloadInfo, object: KubeObject, scale: stri
   );
 }
 
+function unreadable(request: AdmissionRequest, info: WorkloadInfo): DenyDecision {
+  const { group, kind } = request.kind;
+  const resource = `${request.resource.resource}${request.subResource ? `/${request.subResource}` : ''}`;
+  const sent = `${group === '' ? '' : `${group}/`}${kind}`;
+  const expected = `${info.group === '' ? '' : `${info.group}/`}${info.kind}`;
+  return {
+    action: 'deny',
+    rule: 'unreadable-request',
+    reason:
+      `cannot read a ${resource} request carrying a ${sent} object (expected ${expected}; ` +
+      'an API server older than Kubernetes 1.23 sends this for ephemeral containers): denied, since what it would run cannot be checked',
+  };
+}
+
 function admit(rule: AdmitRule, warning?: string): AdmitDecision {
   return warning === undefined ? { action: 'admit', rule } : { action: 'admit', rule, warning };
 }
@@ -160,7 +197,7 @@ function verify(
   const targets = images.map((image) => targetOf(info, image));
   const pin = options.resolveDigests !== false && rule !== 'top-level-scale-up';
   const mutations = pin ? targets.filter((target) => !target.image.includes('@')) : [];
-  return { action: 'verify', rule, images: targets, mutations };
+  return { action: 'verify', rule, images: targets, mutations, startsContainers: info.templatePath === null };
 }
 
 function targetsOf(info: WorkloadInfo, object: KubeObject): ImageAt[] {

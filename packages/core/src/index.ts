@@ -7,6 +7,8 @@ export {
   type AdmitDecision,
   type AdmitRule,
   type DecideOptions,
+  type DenyDecision,
+  type DenyRule,
   decideAdmission,
   type ImageTarget,
   type VerifyDecision,
@@ -33,7 +35,7 @@ export {
   policySet,
 } from './match.js';
 export { digestPatch, type JsonPatchOperation } from './patch.js';
-export { type ImageCheck, planChecks } from './plan.js';
+export { type ImageCheck, type PlanOptions, planChecks } from './plan.js';
 export { DOCKER_HUB, type ImageReference, parseReference, withDigest } from './reference.js';
 export {
   type AdmissionOutcome,

@@ -4,12 +4,12 @@
 // when none applies, the `no-match-policy` decides (deny by default).
 import {
   type AdmissionRequest,
+  ALLOW_UNPINNED_TAGS_ANNOTATION,
   type ClusterImagePolicy,
   type MatchResource,
   type NoMatchPolicy,
   type PolicyMode,
   policyModeOf,
-  workloadForKind,
 } from '@signet/k8s-types';
 import { InvalidPolicyError } from './errors.js';
 import { compileGlob, type Glob } from './glob.js';
@@ -34,6 +34,8 @@ export interface CompiledPolicy {
   readonly mode: PolicyMode;
   readonly policy: ClusterImagePolicy;
   readonly globs: readonly Glob[];
+  /** The policy lets Pods run tags, not only digests (annotation `signet.dev/allow-unpinned-tags`). */
+  readonly allowsUnpinnedTags: boolean;
   /** True when the policy's `match` entries let it apply to the subject. */
   appliesTo(subject: MatchSubject): boolean;
 }
@@ -70,6 +72,7 @@ export function compilePolicy(policy: ClusterImagePolicy): CompiledPolicy {
     mode: policyModeOf(policy),
     policy,
     globs,
+    allowsUnpinnedTags: policy.metadata.annotations?.[ALLOW_UNPINNED_TAGS_ANNOTATION] === 'true',
     appliesTo: (subject) => entries.length === 0 || entries.some((entry) => entry(subject)),
   };
 }
@@ -111,12 +114,11 @@ export function matchPolicies<P extends CompiledPolicy>(
 }
 
 /**
- * The subject `match` entries are checked against: the request's group and version, the
- * workload's plural resource, and the labels of the admitted object.
+ * The subject `match` entries are checked against: the request's group, version and plural
+ * resource (as the API server routed it), and the labels of the admitted object.
  */
 export function matchSubjectOf(request: AdmissionRequest): MatchSubject {
-  const { group, version, kind } = request.kind;
-  const resource = workloadForKind(group, kind)?.resource ?? request.resource.resource;
+  const { group, version, resource } = request.resource;
   return { group, version, resource, labels: request.object?.metadata?.labels ?? {} };
 }
 

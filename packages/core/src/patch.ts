@@ -18,7 +18,7 @@ export function digestPatch(
   decision: AdmissionDecision,
   digests: ReadonlyMap<string, string>,
 ): JsonPatchOperation[] {
-  if (decision.action === 'admit') return [];
+  if (decision.action !== 'verify') return [];
   const operations: JsonPatchOperation[] = [];
   for (const target of decision.mutations) {
     const digest = digests.get(target.path);

@@ -18,20 +18,31 @@ export type ImageCheck<P extends CompiledPolicy = CompiledPolicy> =
   /** Nothing to verify; pass the verdict on as it is. */
   | { readonly kind: 'settled'; readonly verdict: ImageVerdict };
 
-/** One check per image of a `verify` decision, in the decision's order; none for `admit`. */
+export interface PlanOptions {
+  /**
+   * Let Pods run tags under every policy (`signet serve --allow-unpinned-tags`): they are
+   * verified by the digest the tag points at now, with a warning. Default false.
+   */
+  readonly allowUnpinnedTags?: boolean;
+}
+
+/** One check per image of a `verify` decision, in the decision's order; none otherwise. */
 export function planChecks<P extends CompiledPolicy>(
   decision: AdmissionDecision,
   set: PolicySet<P>,
   subject: MatchSubject,
+  options: PlanOptions = {},
 ): ImageCheck<P>[] {
-  if (decision.action === 'admit') return [];
-  return decision.images.map((target) => checkFor(target, set, subject));
+  if (decision.action !== 'verify') return [];
+  const pinning = decision.startsContainers && options.allowUnpinnedTags !== true;
+  return decision.images.map((target) => checkFor(target, set, subject, pinning));
 }
 
 function checkFor<P extends CompiledPolicy>(
   target: ImageTarget,
   set: PolicySet<P>,
   subject: MatchSubject,
+  pinning: boolean,
 ): ImageCheck<P> {
   const { path, image } = target;
   let reference: ImageReference;
@@ -43,5 +54,13 @@ function checkFor<P extends CompiledPolicy>(
   }
   const match = matchPolicies(set, reference, subject);
   if (match.kind === 'no-match') return { kind: 'settled', verdict: { path, image, outcome: match } };
+  if (pinning && reference.digest === undefined) {
+    // What is admitted is what the kubelet pulls: a tag could name another image by then.
+    const strict = match.policies.filter((p) => p.mode === 'enforce' && !p.allowsUnpinnedTags);
+    if (strict.length > 0) {
+      const policies = strict.map((p) => p.name);
+      return { kind: 'settled', verdict: { path, image, outcome: { kind: 'unpinned', policies } } };
+    }
+  }
   return { kind: 'verify', target, reference, policies: match.policies };
 }

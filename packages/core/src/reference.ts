@@ -7,7 +7,10 @@ import { InvalidReferenceError, quote } from './errors.js';
 export interface ImageReference {
   /** The reference exactly as written in the object. */
   readonly original: string;
-  /** Lowercase `host[:port]`; `index.docker.io` for Docker Hub (`docker.io`, or no host at all). */
+  /**
+   * Lowercase `host[:port]` without the default `:443`; `index.docker.io` for Docker Hub
+   * (`docker.io`, `registry-1.docker.io`, or no host at all).
+   */
   readonly registry: string;
   /** Repository path, with `library/` for Docker Hub official images: `library/alpine`. */
   readonly repository: string;
@@ -26,7 +29,8 @@ export interface ImageReference {
 }
 
 export const DOCKER_HUB = 'index.docker.io';
-const DOCKER_HUB_ALIASES: ReadonlySet<string> = new Set(['docker.io', DOCKER_HUB]);
+/** The names Docker Hub goes by; the runtimes pull all of them from the same place. */
+const DOCKER_HUB_ALIASES: ReadonlySet<string> = new Set(['docker.io', DOCKER_HUB, 'registry-1.docker.io']);
 const MAX_REFERENCE_LENGTH = 4096;
 const MAX_NAME_LENGTH = 255;
 
@@ -103,8 +107,9 @@ function splitName(name: string, fail: (problem: string) => never): { registry: 
   if (!DOMAIN.test(host)) fail(`invalid registry host ${quote(host)}`);
   if (repository !== repository.toLowerCase()) fail(`repository name ${quote(repository)} must be lowercase`);
   if (!PATH.test(repository)) fail(`invalid repository name ${quote(repository)}`);
-  // Host names are case-insensitive; one spelling keeps a policy glob from being sidestepped.
-  let registry = host.toLowerCase();
+  // Host names are case-insensitive and `:443` is the port HTTPS uses anyway: one spelling per
+  // registry keeps a policy glob from being sidestepped by another way of writing it.
+  let registry = host.toLowerCase().replace(/:443$/, '');
   if (DOCKER_HUB_ALIASES.has(registry)) {
     registry = DOCKER_HUB;
     if (!repository.includes('/')) repository = `library/${repository}`;

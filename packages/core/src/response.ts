@@ -47,6 +47,8 @@ export function summarizeAdmission(
       failures: [],
     };
   }
+  if (decision.action === 'deny')
+    return { allowed: false, denials: [decision.reason], warnings: [], failures: [] };
   // Two verdicts for one field contradict each other or repeat each other: trust neither.
   const byPath = new Map<string, ImageVerdict | null>();
   for (const verdict of verdicts) byPath.set(verdict.path, byPath.has(verdict.path) ? null : verdict);
@@ -56,7 +58,7 @@ export function summarizeAdmission(
   for (const target of decision.images) {
     const verdict = byPath.get(target.path);
     const found = verdict != null && verdict.image === target.image ? verdict : undefined;
-    const image = judgeImage(target, found);
+    const image = judgeImage(target, found, decision.startsContainers);
     if (image.denied.length > 0) denials.push(imageLine(target, image.denied));
     if (image.warned.length > 0) warnings.push(imageLine(target, image.warned));
     failures.push(...image.failures);
@@ -95,7 +97,23 @@ interface ImageJudgement {
   readonly failures: ImageFailure[];
 }
 
-function judgeImage(target: ImageTarget, verdict: ImageVerdict | undefined): ImageJudgement {
+/** The warning for a tag a Pod runs under a policy that allows tags (or in warn mode). */
+const UNPINNED_WARNING =
+  'the tag is not pinned to a digest: admitted as the image it points at now, and the kubelet may pull another image if the tag moves (pin it: image@sha256:...)';
+
+function unpinnedText(policies: readonly string[]): string {
+  const names = policies.map((p) => `policy ${quote(p)} (enforce)`).join(', ');
+  return (
+    `${names}: the tag is not pinned to a digest, so the image the kubelet pulls may not be the one verified; ` +
+    "use a digest (image@sha256:...) or let Signet's mutating webhook pin the tag"
+  );
+}
+
+function judgeImage(
+  target: ImageTarget,
+  verdict: ImageVerdict | undefined,
+  startsContainers: boolean,
+): ImageJudgement {
   const judgement: ImageJudgement = { denied: [], warned: [], failures: [] };
   const record = (text: string, kind: FailureKind, denied: boolean, policy?: PolicyVerdict): void => {
     (denied ? judgement.denied : judgement.warned).push(text);
@@ -107,6 +125,8 @@ function judgeImage(target: ImageTarget, verdict: ImageVerdict | undefined): Ima
     record('not verified: infrastructure failure: no verification result', 'infrastructure', true);
   } else if (outcome.kind === 'invalid-reference') {
     record(`invalid image reference: ${oneLine(outcome.error.problem)}`, 'policy', true);
+  } else if (outcome.kind === 'unpinned') {
+    record(unpinnedText(outcome.policies), 'policy', true);
   } else if (outcome.kind === 'no-match') {
     if (outcome.action !== 'allow') {
       record(
@@ -121,6 +141,9 @@ function judgeImage(target: ImageTarget, verdict: ImageVerdict | undefined): Ima
     for (const policy of outcome.verdicts) {
       if (policy.passed) continue;
       record(policyText(policy, policy.failure), policy.failure.kind, policy.mode === 'enforce', policy);
+    }
+    if (startsContainers && !target.image.includes('@') && judgement.denied.length === 0) {
+      judgement.warned.push(UNPINNED_WARNING);
     }
   }
   return judgement;

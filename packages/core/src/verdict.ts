@@ -47,7 +47,12 @@ export type ImageOutcome =
   /** No policy matched; the configured `no-match-policy` applies. */
   | { readonly kind: 'no-match'; readonly action: NoMatchPolicy }
   /** The reference does not parse, so nothing could be matched or verified. */
-  | { readonly kind: 'invalid-reference'; readonly error: InvalidReferenceError };
+  | { readonly kind: 'invalid-reference'; readonly error: InvalidReferenceError }
+  /**
+   * A Pod would run a tag where these `enforce` policies require the digest that was verified:
+   * denied before any registry call.
+   */
+  | { readonly kind: 'unpinned'; readonly policies: readonly string[] };
 
 export interface ImageVerdict {
   /** The field path of the image (`ImageTarget.path`). */

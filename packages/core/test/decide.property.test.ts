@@ -123,7 +123,7 @@ describe('(c) the mutation plan never includes a field of an unchanged template'
   test.prop([anyUpdateArb], { numRuns: 400 })('for any UPDATE of any kind', (input) => {
     const { kind, old, object } = anyUpdate(input);
     const decision = decideAdmission(update(kind, old, object));
-    if (decision.action === 'admit') return;
+    if (decision.action !== 'verify') return;
     const info = WORKLOADS[kind];
     if (info.templatePath !== null) {
       expect(

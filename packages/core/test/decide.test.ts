@@ -363,19 +363,43 @@ describe('requests outside the table', () => {
       });
     }
   });
-  it('a kind without a pod spec is admitted (never registered)', () => {
+  it('a resource without a pod spec is admitted (never registered)', () => {
     const request = {
       ...requestFor('Pod', 'CREATE', { kind: 'ConfigMap' }),
       kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
     };
     expect(decideAdmission(request).rule).toBe('resource-not-covered');
   });
-  it('a kind of another API group is not a covered kind', () => {
+  it('a resource of another API group is not a covered resource', () => {
     const request = {
       ...requestFor('Deployment', 'CREATE', objectOf('Deployment')),
       kind: { group: 'example.com', version: 'v1', kind: 'Deployment' },
+      resource: { group: 'example.com', version: 'v1', resource: 'deployments' },
     };
     expect(decideAdmission(request).rule).toBe('resource-not-covered');
+  });
+  it('a covered resource carrying an unexpected kind is denied, never admitted unverified', () => {
+    const old = objectOf('Pod');
+    const ephemeral = {
+      ...update(
+        'Pod',
+        old,
+        { apiVersion: 'v1', kind: 'EphemeralContainers', ephemeralContainers: [] },
+        'ephemeralcontainers',
+      ),
+      kind: { group: '', version: 'v1', kind: 'EphemeralContainers' },
+    };
+    const decision = decideAdmission(ephemeral);
+    expect(decision).toMatchObject({ action: 'deny', rule: 'unreadable-request' });
+    expect(decision.action === 'deny' && decision.reason).toBe(
+      'cannot read a pods/ephemeralcontainers request carrying a EphemeralContainers object (expected Pod; an API server older than Kubernetes 1.23 sends this for ephemeral containers): denied, since what it would run cannot be checked',
+    );
+    const claimed = {
+      ...requestFor('Deployment', 'CREATE', objectOf('Deployment')),
+      kind: { group: 'example.com', version: 'v1', kind: 'Deployment' },
+    };
+    expect(decideAdmission(claimed)).toMatchObject({ action: 'deny', rule: 'unreadable-request' });
   });
   it('an UPDATE without an old object is verified as a CREATE (fail closed)', () => {
     const request = requestFor('Deployment', 'UPDATE', objectOf('Deployment'), null);
@@ -387,13 +411,20 @@ describe('requests outside the table', () => {
       rule: 'create',
       images: [],
       mutations: [],
+      startsContainers: true,
     });
   });
-  it('another Pod subresource is decided by what it changes', () => {
+  it('a Pod subresource Signet does not register is admitted (defensive)', () => {
     const old = objectOf('Pod');
     const changed = edited(old, (o) => setAt(o, ['spec', 'containers', '0', 'image'], 'x:2'));
-    expect(decideAdmission(update('Pod', old, old, 'resize')).rule).toBe('pod-images-unchanged');
-    expect(decideAdmission(update('Pod', old, changed, 'resize')).rule).toBe('pod-images-changed');
+    expect(decideAdmission(update('Pod', old, changed, 'resize')).rule).toBe('resource-not-covered');
+    const deployment = objectOf('Deployment');
+    expect(decideAdmission(update('Deployment', deployment, deployment, 'rollback')).rule).toBe(
+      'resource-not-covered',
+    );
+    expect(decideAdmission(update('Pod', old, changed, 'ephemeralcontainers')).rule).toBe(
+      'ephemeral-containers-added',
+    );
   });
   it('a malformed object throws the ObjectShapeError naming the field', () => {
     const old = objectOf('Deployment');

@@ -178,14 +178,14 @@ describe('matchSubjectOf', () => {
       labels: { app: 'x' },
     });
   });
-  it('falls back to the request resource and to no labels', () => {
+  it('is the resource the API server routed, whatever kind the request claims, and no labels without any', () => {
     const request = {
       ...requestFor('Pod', 'CREATE', null),
       kind: { group: 'example.com', version: 'v2', kind: 'Thing' },
     };
     expect(matchSubjectOf(request)).toEqual({
-      group: 'example.com',
-      version: 'v2',
+      group: '',
+      version: 'v1',
       resource: 'pods',
       labels: {},
     });

@@ -17,9 +17,9 @@ const set = compilePolicies([
 describe('planChecks', () => {
   it('one check per image: verify, invalid reference or no match', () => {
     const request = requestFor(
-      'Pod',
+      'Deployment',
       'CREATE',
-      objectOf('Pod', {
+      objectOf('Deployment', {
         spec: {
           containers: [
             { name: 'a', image: 'ghcr.io/org/app:1' },
@@ -34,13 +34,13 @@ describe('planChecks', () => {
     const [verify, invalid, noMatch] = checks;
     expect(verify).toMatchObject({
       kind: 'verify',
-      target: { path: 'spec.containers[0].image', image: 'ghcr.io/org/app:1' },
+      target: { path: 'spec.template.spec.containers[0].image', image: 'ghcr.io/org/app:1' },
       reference: { matchName: 'ghcr.io/org/app:1' },
     });
     expect(verify?.kind === 'verify' && verify.policies.map((p) => p.name)).toEqual(['ghcr']);
     expect(invalid).toMatchObject({
       verdict: {
-        path: 'spec.containers[1].image',
+        path: 'spec.template.spec.containers[1].image',
         image: 'Bad/Image',
         outcome: { kind: 'invalid-reference' },
       },
@@ -48,7 +48,7 @@ describe('planChecks', () => {
     expect(noMatch).toEqual({
       kind: 'settled',
       verdict: {
-        path: 'spec.containers[2].image',
+        path: 'spec.template.spec.containers[2].image',
         image: 'quay.io/x/y',
         outcome: { kind: 'no-match', action: 'deny' },
       },

@@ -6,7 +6,7 @@ it('the README example runs and prints what its comments say', async () => {
   await import('./support/readme-example.js');
   expect(log).toHaveBeenCalledWith(
     false,
-    'spec.containers[0].image registry.example/app:1.0: policy "release" (enforce): ' +
+    `spec.containers[0].image registry.example/app@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: policy "release" (enforce): ` +
       'no valid signature: 1 found, 0 verified (signature does not match key "release-2026")',
   );
   log.mockRestore();

@@ -33,6 +33,16 @@ describe('parseReference: normalization like the container runtimes', () => {
       `ghcr.io/a/b@sha512:${'b'.repeat(128)}`,
     ],
     ['Registry.Example.COM/app:V1', 'registry.example.com/app:V1', 'registry.example.com/app:V1'],
+    // Spellings of one registry that runtimes treat alike must not escape a glob.
+    ['registry.example:443/team/app:v1', 'registry.example/team/app:v1', 'registry.example/team/app:v1'],
+    ['[::1]:443/app', '[::1]/app:latest', '[::1]/app:latest'],
+    [
+      'registry-1.docker.io/alpine',
+      'index.docker.io/library/alpine:latest',
+      'index.docker.io/library/alpine:latest',
+    ],
+    ['docker.io:443/x/y', 'index.docker.io/x/y:latest', 'index.docker.io/x/y:latest'],
+    ['registry.example:4430/app', 'registry.example:4430/app:latest', 'registry.example:4430/app:latest'],
     ['Foo/bar', 'foo/bar:latest', 'foo/bar:latest'],
     [
       'a__b/c--d/e.f_g:t_1.2-3',

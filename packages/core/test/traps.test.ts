@@ -126,7 +126,11 @@ describe('traps of the admission contract', () => {
     const created = admit(pod);
     expect(created.decision.rule).toBe('create');
     expect(created.response.allowed).toBe(false);
-    expect(created.response.status?.message).toContain(UNSIGNED_LINE('spec.containers[0].image'));
+    // The template's image is a tag: a Pod running it is refused before any registry call.
+    expect(created.response.status?.message).toMatch(
+      /^spec\.containers\[0\]\.image \S+: policy "release" \(enforce\): the tag is not pinned to a digest/,
+    );
+    expect(created.calls).toBe(0);
   });
 
   it('the Job controller removing its job-tracking finalizer from a Pod that predates the policy is admitted (rule 8)', () => {

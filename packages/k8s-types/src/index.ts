@@ -15,6 +15,7 @@ export { parsePolicyControllerConfig } from './policy/policy-controller-config.j
 export { parseTrustRoot } from './policy/trust-root.js';
 export type * from './policy/types.js';
 export {
+  ALLOW_UNPINNED_TAGS_ANNOTATION,
   CLUSTER_IMAGE_POLICY_VERSIONS,
   INCLUDE_NAMESPACE_LABEL,
   POLICY_CONTROLLER_CONFIG_NAME,

@@ -6,6 +6,7 @@ import * as types from '../src/index.js';
 test('the public runtime exports are exactly these', () => {
   expect(Object.keys(types).sort()).toEqual([
     'ADMISSION_API_VERSION',
+    'ALLOW_UNPINNED_TAGS_ANNOTATION',
     'AdmissionReviewError',
     'CLUSTER_IMAGE_POLICY_VERSIONS',
     'FieldError',

@@ -4,6 +4,7 @@ import {
   type ImageCheck,
   matchSubjectOf,
   mutatingResponse,
+  type PlanOptions,
   summarizeAdmission,
   validatingResponse,
 } from '@signet/core';
@@ -26,6 +27,8 @@ export interface AdmissionServiceOptions {
   readonly resolveDigests?: boolean;
   /** Credentials for every request when there are no pull secrets to read (`signet verify`). */
   readonly credentials?: CredentialSource;
+  /** Let Pods run tags (verified by the digest they point at now, with a warning); default false. */
+  readonly allowUnpinnedTags?: boolean;
 }
 
 const NOT_READY: ReviewOutcome = {
@@ -53,6 +56,7 @@ export class AdmissionService {
   readonly #pullSecrets: PullSecretLookup | undefined;
   readonly #resolveDigests: boolean;
   readonly #credentials: CredentialSource | undefined;
+  readonly #plan: PlanOptions;
 
   constructor(options: AdmissionServiceOptions) {
     this.#store = options.store;
@@ -62,6 +66,7 @@ export class AdmissionService {
     this.#pullSecrets = options.pullSecrets;
     this.#resolveDigests = options.resolveDigests ?? true;
     this.#credentials = options.credentials;
+    this.#plan = { allowUnpinnedTags: options.allowUnpinnedTags === true };
   }
 
   /** Answers one review for `endpoint`; the HTTP layer's `ReviewHandler`. */
@@ -73,7 +78,7 @@ export class AdmissionService {
     const snapshot = this.#store.current;
     if (snapshot === undefined) return NOT_READY;
     const decision = decideAdmission(request, { resolveDigests: this.#resolveDigests });
-    const checks = this.#checksFor(snapshot, decision, request);
+    const checks = this.#checksFor(snapshot, decision, request, endpoint);
     const credentials =
       (await admissionCredentials(this.#pullSecrets, request, checks, this.#logger)) ?? this.#credentials;
     return endpoint === 'mutate'
@@ -81,8 +86,16 @@ export class AdmissionService {
       : this.#validate(request, decision, checks, credentials, context);
   };
 
-  #checksFor(snapshot: PolicySnapshot, decision: AdmissionDecision, request: AdmissionRequest): Checks {
-    return decision.action === 'admit' ? [] : snapshot.checksFor(decision, matchSubjectOf(request));
+  #checksFor(
+    snapshot: PolicySnapshot,
+    decision: AdmissionDecision,
+    request: AdmissionRequest,
+    endpoint: Endpoint,
+  ): Checks {
+    if (decision.action !== 'verify') return [];
+    // Pinning tags is the mutating endpoint's job; refusing unpinned ones is the validating one's.
+    const plan = endpoint === 'mutate' ? { allowUnpinnedTags: true } : this.#plan;
+    return snapshot.checksFor(decision, matchSubjectOf(request), plan);
   }
 
   async #validate(
@@ -104,7 +117,8 @@ export class AdmissionService {
     const details = verifications.length > 0 ? { verifications } : {};
     if (!outcome.allowed) {
       const denied = outcome.failures.filter((f) => f.denied);
-      const rule = denied.some((f) => f.kind === 'infrastructure') ? 'infrastructure' : 'policy';
+      const failed = denied.some((f) => f.kind === 'infrastructure') ? 'infrastructure' : 'policy';
+      const rule = decision.action === 'deny' ? decision.rule : failed;
       return { response, decision: 'denied', rule, reason: outcome.denials.join(' | '), ...details };
     }
     const warned = outcome.warnings.length > 0;

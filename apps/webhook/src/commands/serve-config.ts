@@ -106,6 +106,27 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'the mutating endpoint does not pin tags to digests',
     },
     {
+      name: 'max-request-bytes',
+      type: 'string',
+      value: 'BYTES',
+      default: '4194304',
+      description: 'largest AdmissionReview accepted (object and old object, at most 1.5 MiB each in etcd)',
+    },
+    {
+      name: 'shutdown-drain',
+      type: 'string',
+      value: 'DURATION',
+      default: '5s',
+      description: 'after SIGTERM: time not ready but still answering, for endpoints to drop this replica',
+    },
+    {
+      name: 'shutdown-grace',
+      type: 'string',
+      value: 'DURATION',
+      default: '10s',
+      description: 'after the drain: time in-flight reviews get to finish',
+    },
+    {
       name: 'log-level',
       type: 'string',
       value: 'LEVEL',
@@ -133,6 +154,10 @@ interface ServeValues {
   readonly 'insecure-registry'?: string[];
   readonly 'cache-ttl'?: string;
   readonly 'no-resolve-digests'?: boolean;
+  readonly 'allow-unpinned-tags'?: boolean;
+  readonly 'max-request-bytes'?: string;
+  readonly 'shutdown-drain'?: string;
+  readonly 'shutdown-grace'?: string;
   readonly 'log-level'?: string;
 }
 
@@ -154,6 +179,10 @@ export interface ServeConfig {
   readonly insecureRegistries: readonly string[];
   readonly cacheTtlMs: number;
   readonly resolveDigests: boolean;
+  readonly allowUnpinnedTags: boolean;
+  readonly maxRequestBytes: number;
+  readonly shutdownDrainMs: number;
+  readonly shutdownGraceMs: number;
   readonly logLevel: string;
 }
 
@@ -164,6 +193,21 @@ function port(value: string | undefined, fallback: number, flag: string): number
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
     throw new UsageError(`--${flag} must be a port number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function duration(value: string | undefined, fallback: string, flag: string): number {
+  const ms = parseGoDuration(value ?? fallback);
+  if (ms === undefined)
+    throw new UsageError(`--${flag} must be a duration like 5m or 30s, got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+function bytes(value: string | undefined, fallback: number, flag: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1024)
+    throw new UsageError(`--${flag} must be a number of bytes (1024 or more), got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -187,11 +231,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
       '--tls-self-managed keeps its certificate in the cluster and cannot be used with --policy-file',
     );
   }
-  const ttl = parseGoDuration(values['cache-ttl'] ?? '5m');
-  if (ttl === undefined)
-    throw new UsageError(
-      `--cache-ttl must be a duration like 5m or 30s, got ${JSON.stringify(values['cache-ttl'])}`,
-    );
+  const ttl = duration(values['cache-ttl'], '5m', 'cache-ttl');
   const logLevel = values['log-level'] ?? 'info';
   if (!LEVELS.has(logLevel)) throw new UsageError(`--log-level must be one of ${[...LEVELS].join(', ')}`);
   for (const host of values['insecure-registry'] ?? []) {
@@ -211,6 +251,10 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     insecureRegistries: values['insecure-registry'] ?? [],
     cacheTtlMs: ttl,
     resolveDigests: !values['no-resolve-digests'],
+    allowUnpinnedTags: values['allow-unpinned-tags'] === true,
+    maxRequestBytes: bytes(values['max-request-bytes'], 4 * 1024 * 1024, 'max-request-bytes'),
+    shutdownDrainMs: duration(values['shutdown-drain'], '5s', 'shutdown-drain'),
+    shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,
   };
 }

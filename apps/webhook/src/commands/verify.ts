@@ -19,7 +19,7 @@ import { budgetFor, type Endpoint, type ReviewOutcome } from '../http/admission-
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
-import { loadPolicyFile, yamlProblem } from '../policy/policy-file.js';
+import { loadPolicyFile, requireUsablePolicyFiles, yamlProblem } from '../policy/policy-file.js';
 import { mergePolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
 import { type Admission, assembleAdmission } from '../signet.js';
@@ -176,8 +176,9 @@ async function loadAdmission(
   values: VerifyValues,
   note: (line: string) => void,
 ): Promise<Admission> {
-  const loaded = await Promise.all(files.map((f) => loadPolicyFile(f, namespace)));
-  const { snapshot, problems } = await compileSnapshot(mergePolicyObjects(loaded), { namespace });
+  const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
+  requireUsablePolicyFiles(loaded);
+  const { snapshot, problems } = await compileSnapshot(loaded, { namespace });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
   const keychain = credentials(values['docker-config']);

@@ -1,3 +1,9 @@
+// The admission endpoints on Node's own HTTP server: `POST /validate` and `POST /mutate` taking
+// `admission.k8s.io/v1` AdmissionReviews. Every answer is an AdmissionReview carrying the request
+// uid (empty when it could not be read), errors included. Bodies are bounded in size, in total
+// bytes being read and in time; heavy ones are parsed one per event-loop turn, so the cheap
+// decisions of a flood's neighbours stay fast.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
   type AdmissionAnswer,
   type AdmissionRequest,
@@ -6,12 +12,14 @@ import {
   admissionReviewFor,
   FieldError,
   parseAdmissionReviewJson,
+  workloadForResource,
 } from '@signet/k8s-types';
 import type { ImageVerification } from '@signet/verifier';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
+import { BodyError, ByteBudget, readBody } from './body.js';
 import { parseGoDuration } from './duration.js';
+import { SerialQueue } from './serial-queue.js';
 
 export type Endpoint = 'validate' | 'mutate';
 
@@ -48,8 +56,16 @@ export interface AdmissionAppOptions {
   readonly handler: ReviewHandler;
   readonly logger: Logger;
   readonly metrics: SignetMetrics;
-  /** Largest accepted body (default 10 MiB; UPDATEs carry two objects). */
+  /** Largest accepted body (default {@link DEFAULT_BODY_LIMIT}). */
   readonly bodyLimitBytes?: number;
+  /** Bytes of bodies read at once across all requests (default 64 MiB); beyond, 503. */
+  readonly inFlightBodyBytes?: number;
+  /** How long a body may take to arrive (default 5 s); beyond, 408. */
+  readonly bodyTimeoutMs?: number;
+  /** Bodies larger than this are parsed one per event-loop turn (default 256 KiB). */
+  readonly heavyBodyBytes?: number;
+  /** Heavy bodies waiting to be parsed (default 32); beyond, 503. */
+  readonly maxQueuedHeavy?: number;
   /** Timeout when the API server sends none (default 10 s). */
   readonly defaultTimeoutMs?: number;
   /** Extra time after the handler's deadline before the server answers for it (default 250 ms). */
@@ -57,8 +73,13 @@ export interface AdmissionAppOptions {
   readonly now?: () => number;
 }
 
-const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
+/**
+ * An AdmissionReview carries the object and the old object; etcd keeps each under 1.5 MiB by
+ * default, and their JSON with the review around them stays well inside 4 MiB.
+ */
+export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 const MAX_TIMEOUT_MS = 30_000;
+const MAX_LOGGED_FIELD = 256;
 
 /** The time the handler may use: the API server's timeout less a margin to send the answer. */
 export function budgetFor(timeoutMs: number): number {
@@ -66,124 +87,166 @@ export function budgetFor(timeoutMs: number): number {
   return Math.max(50, Math.min(timeoutMs, MAX_TIMEOUT_MS) - margin);
 }
 
-function failureResponse(uid: string, code: number, message: string): AdmissionResponse {
+/** The admission request listener, and the switch that makes it ask clients to reconnect. */
+export interface AdmissionApp {
+  readonly listener: RequestListener;
+  /** From now on every answer closes its connection, so clients reconnect through the Service. */
+  drain(): void;
+}
+
+interface Settings {
+  readonly options: AdmissionAppOptions;
+  readonly limits: { readonly maxBytes: number; readonly timeoutMs: number };
+  readonly budget: ByteBudget;
+  readonly heavy: SerialQueue;
+  readonly heavyBytes: number;
+  readonly now: () => number;
+  draining: boolean;
+}
+
+export function createAdmissionApp(options: AdmissionAppOptions): AdmissionApp {
+  const settings: Settings = {
+    options,
+    limits: {
+      maxBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
+      timeoutMs: options.bodyTimeoutMs ?? 5000,
+    },
+    budget: new ByteBudget(options.inFlightBodyBytes ?? 64 * 1024 * 1024),
+    heavy: new SerialQueue(options.maxQueuedHeavy ?? 32),
+    heavyBytes: options.heavyBodyBytes ?? 256 * 1024,
+    now: options.now ?? Date.now,
+    draining: false,
+  };
   return {
-    uid,
-    allowed: false,
-    status: { code, message, reason: code === 400 ? 'BadRequest' : 'Forbidden' },
+    listener: (req, res) => {
+      const endpoint = endpointOf(req);
+      if (endpoint === undefined) {
+        send(res, settings, 404, {
+          error: `no such endpoint: ${req.method} ${(req.url ?? '').split('?')[0]}`,
+        });
+        return;
+      }
+      void answer(endpoint, req, res, settings);
+    },
+    drain: () => {
+      settings.draining = true;
+    },
   };
 }
 
-/**
- * The HTTPS admission endpoints: `POST /validate` and `POST /mutate` taking
- * `admission.k8s.io/v1` AdmissionReviews. Every answer is an AdmissionReview carrying the request
- * uid (empty when it could not be read), errors included; malformed reviews get 400 naming the
- * field, oversized bodies 413. Each review is answered within the API server's `?timeout=`.
- */
-export function createAdmissionApp(options: AdmissionAppOptions): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
-  const raw = express.raw({ type: () => true, limit, inflate: false });
-  for (const endpoint of ['validate', 'mutate'] as const) {
-    app.post(`/${endpoint}`, raw, (req, res) => {
-      void answer(endpoint, req, res, options);
-    });
-  }
-  app.use((req: Request, res: Response) => {
-    res.status(404).json({ error: `no such endpoint: ${req.method} ${req.path}` });
-  });
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const status = httpStatusOf(error);
-    const message =
-      status === 413
-        ? `request body is larger than ${limit} bytes`
-        : `cannot read the request body: ${(error as Error).message ?? String(error)}`;
-    options.logger.warn({ status, err: error }, 'rejected an admission request body');
-    options.metrics.admissions.inc({
-      endpoint: 'unknown',
-      decision: 'error',
-      rule: `http-${status}`,
-      kind: 'unknown',
-    });
-    res.status(status).json(admissionReviewFor(failureResponse('', status, message)));
-  });
-  return app;
+function endpointOf(req: IncomingMessage): Endpoint | undefined {
+  if (req.method !== 'POST') return undefined;
+  const path = (req.url ?? '').split('?')[0];
+  return path === '/validate' ? 'validate' : path === '/mutate' ? 'mutate' : undefined;
 }
 
-function httpStatusOf(error: unknown): number {
-  const status = (error as { status?: unknown }).status;
-  return typeof status === 'number' && status >= 400 && status < 600 ? status : 400;
+function send(res: ServerResponse, settings: Settings, status: number, body: unknown, close = false): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  };
+  if (close || settings.draining) headers.connection = 'close';
+  res.writeHead(status, headers);
+  res.end(text);
 }
 
-async function answer(
-  endpoint: Endpoint,
-  req: Request,
-  res: Response,
-  options: AdmissionAppOptions,
-): Promise<void> {
-  const now = options.now ?? Date.now;
-  const started = now();
-  const stopTimer = options.metrics.admissionDuration.startTimer({ endpoint });
-  options.metrics.inFlight.inc();
+function failure(uid: string, code: number, message: string): AdmissionResponse {
+  const reason =
+    code === 400
+      ? 'BadRequest'
+      : code === 413
+        ? 'RequestEntityTooLarge'
+        : code === 503
+          ? 'ServiceUnavailable'
+          : 'Forbidden';
+  return { uid, allowed: false, status: { code, message, reason } };
+}
+
+async function answer(endpoint: Endpoint, req: IncomingMessage, res: ServerResponse, settings: Settings) {
+  const { metrics, logger } = settings.options;
+  const started = settings.now();
+  const stopTimer = metrics.admissionDuration.startTimer({ endpoint });
+  metrics.inFlight.inc();
   try {
-    const body: unknown = req.body;
-    const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-    let request: AdmissionRequest;
+    let body: Buffer;
     try {
-      request = parseAdmissionReviewJson(bytes).request;
+      body = await readBody(req, settings.limits, settings.budget);
     } catch (error) {
-      const reviewError = error as AdmissionReviewError;
-      const uid = error instanceof AdmissionReviewError ? (reviewError.uid ?? '') : '';
-      options.logger.warn({ endpoint, uid, err: error }, `malformed AdmissionReview: ${reviewError.message}`);
-      options.metrics.admissions.inc({ endpoint, decision: 'error', rule: 'malformed', kind: 'unknown' });
-      res
-        .status(400)
-        .json(
-          admissionReviewFor(failureResponse(uid, 400, `malformed AdmissionReview: ${reviewError.message}`)),
-        );
+      refuseBody(endpoint, res, settings, error);
       return;
     }
-    const timeoutMs = timeoutOf(req, options.defaultTimeoutMs ?? 10_000);
-    const outcome = await runWithDeadline(endpoint, request, timeoutMs, options);
-    const response: AdmissionResponse = { uid: request.uid, ...outcome.response };
-    res.status(200).json(admissionReviewFor(response));
-    logOutcome(options, endpoint, request, outcome, now() - started);
+    const parse = () => parseAdmissionReviewJson(body).request;
+    const parsed =
+      body.length > settings.heavyBytes ? settings.heavy.run(parse) : Promise.resolve().then(parse);
+    if (parsed === undefined) {
+      refuseBody(endpoint, res, settings, new BodyError(503, 'too many large reviews are waiting; retry'));
+      return;
+    }
+    let request: AdmissionRequest;
+    try {
+      request = await parsed;
+    } catch (error) {
+      const uid = error instanceof AdmissionReviewError ? (error.uid ?? '') : '';
+      const message = `malformed AdmissionReview: ${(error as Error).message}`;
+      logger.warn({ endpoint, uid, err: error }, message);
+      metrics.admissions.inc({ endpoint, decision: 'error', rule: 'malformed', kind: 'unknown' });
+      send(res, settings, 400, admissionReviewFor(failure(uid, 400, message)));
+      return;
+    }
+    const outcome = await runWithDeadline(endpoint, request, timeoutOf(req, settings), settings);
+    send(res, settings, 200, admissionReviewFor({ uid: request.uid, ...outcome.response }));
+    logOutcome(settings, endpoint, request, outcome, settings.now() - started);
   } finally {
     stopTimer();
-    options.metrics.inFlight.dec();
+    metrics.inFlight.dec();
   }
 }
 
-function timeoutOf(req: Request, fallbackMs: number): number {
-  const raw = req.query.timeout;
-  const parsed = typeof raw === 'string' ? parseGoDuration(raw) : undefined;
-  return parsed !== undefined && parsed > 0 ? parsed : fallbackMs;
+/** A body that was not read (too large, too slow, over budget): answered, and the connection closed. */
+function refuseBody(endpoint: Endpoint, res: ServerResponse, settings: Settings, error: unknown): void {
+  const status = error instanceof BodyError ? error.status : 400;
+  const message = error instanceof Error ? error.message : String(error);
+  settings.options.logger.warn({ endpoint, status, err: error }, 'refused an admission request body');
+  settings.options.metrics.admissions.inc({
+    endpoint,
+    decision: 'error',
+    rule: `http-${status}`,
+    kind: 'unknown',
+  });
+  send(res, settings, status, admissionReviewFor(failure('', status, message)), true);
+  // Whatever of the body is still coming is not read.
+  res.once('finish', () => res.req.destroy());
+}
+
+function timeoutOf(req: IncomingMessage, settings: Settings): number {
+  const query = (req.url ?? '').split('?')[1] ?? '';
+  const raw = new URLSearchParams(query).get('timeout');
+  const parsed = raw === null ? undefined : parseGoDuration(raw);
+  return parsed !== undefined && parsed > 0 ? parsed : (settings.options.defaultTimeoutMs ?? 10_000);
 }
 
 async function runWithDeadline(
   endpoint: Endpoint,
   request: AdmissionRequest,
   timeoutMs: number,
-  options: AdmissionAppOptions,
+  settings: Settings,
 ): Promise<ReviewOutcome> {
-  const now = options.now ?? Date.now;
+  const { options } = settings;
   const budgetMs = budgetFor(timeoutMs);
   const controller = new AbortController();
-  const deadline = now() + budgetMs;
+  const deadline = settings.now() + budgetMs;
   const abortTimer = setTimeout(
     () => controller.abort(new Error(`timed out after ${seconds(budgetMs)}`)),
     budgetMs,
   );
   let backstop: NodeJS.Timeout | undefined;
+  const graceMs = options.graceMs ?? 250;
   // The handler is expected to answer when its signal aborts (it knows the policy modes). If it
   // does not, the server answers for it: fail closed.
   const late = new Promise<ReviewOutcome>((resolve) => {
-    backstop = setTimeout(
-      () => resolve(timedOut(budgetMs + (options.graceMs ?? 250))),
-      budgetMs + (options.graceMs ?? 250),
-    );
+    backstop = setTimeout(() => resolve(timedOut(budgetMs + graceMs)), budgetMs + graceMs);
   });
   try {
     return await Promise.race([
@@ -230,30 +293,50 @@ function handlerFailed(error: unknown, logger: Logger, uid: string): ReviewOutco
   };
 }
 
+/**
+ * The `kind` metrics label: a kind of the workload catalogue (by the resource the request was
+ * routed to), else `other`. Never the request's own text, which any client can make unbounded.
+ */
+export function kindLabel(request: AdmissionRequest): string {
+  return workloadForResource(request.resource.group, request.resource.resource)?.kind ?? 'other';
+}
+
+/** Request fields are the client's: logged, but never at unbounded length. */
+function clip(value: string | undefined): string | undefined {
+  if (value === undefined || value.length <= MAX_LOGGED_FIELD) return value;
+  return `${value.slice(0, MAX_LOGGED_FIELD)}…(${value.length} characters)`;
+}
+
 function logOutcome(
-  options: AdmissionAppOptions,
+  settings: Settings,
   endpoint: Endpoint,
   request: AdmissionRequest,
   outcome: ReviewOutcome,
   durationMs: number,
 ): void {
-  const kind = request.kind.kind;
-  options.metrics.admissions.inc({ endpoint, decision: outcome.decision, rule: outcome.rule, kind });
+  const { metrics, logger } = settings.options;
+  metrics.admissions.inc({
+    endpoint,
+    decision: outcome.decision,
+    rule: outcome.rule,
+    kind: kindLabel(request),
+  });
+  const name = request.name ?? request.object?.metadata?.name ?? request.object?.metadata?.generateName;
   const line = {
     endpoint,
-    uid: request.uid,
-    kind,
-    subResource: request.subResource,
-    namespace: request.namespace,
-    name: request.name ?? request.object?.metadata?.name ?? request.object?.metadata?.generateName,
+    uid: clip(request.uid),
+    kind: clip(request.kind.kind),
+    subResource: clip(request.subResource),
+    namespace: clip(request.namespace),
+    name: clip(typeof name === 'string' ? name : undefined),
     operation: request.operation,
-    user: request.userInfo.username,
+    user: clip(request.userInfo.username),
     dryRun: request.dryRun,
     decision: outcome.decision,
     rule: outcome.rule,
     reason: outcome.reason,
     durationMs: Math.round(durationMs * 1000) / 1000,
   };
-  if (outcome.decision === 'denied') options.logger.warn(line, 'admission');
-  else options.logger.info(line, 'admission');
+  if (outcome.decision === 'denied') logger.warn(line, 'admission');
+  else logger.info(line, 'admission');
 }

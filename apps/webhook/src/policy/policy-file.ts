@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { compilePolicy, InvalidPolicyError } from '@signet/core';
 import { parseAllDocuments } from 'yaml';
 import { InputError } from '../errors.js';
 import { collectPolicyObjects, type PolicyObjects } from './policy-objects.js';
@@ -10,7 +11,29 @@ import { collectPolicyObjects, type PolicyObjects } from './policy-objects.js';
  */
 export async function loadPolicyFile(path: string, namespace: string): Promise<PolicyObjects> {
   const text = await readFile(path, 'utf8');
-  return parsePolicyYaml(text, namespace, path);
+  const objects = parsePolicyYaml(text, namespace, path);
+  return { ...objects, problems: objects.problems.map((problem) => ({ ...problem, source: path })) };
+}
+
+/**
+ * Files are the user's to fix before Signet starts: any object that does not parse, or a policy
+ * whose globs or selectors are invalid, is an InputError naming the file, the object and the field.
+ */
+export function requireUsablePolicyFiles(objects: PolicyObjects): void {
+  const problems = objects.problems.map((p) => `${p.source ?? 'policy YAML'}: ${p.object}: ${p.message}`);
+  for (const policy of objects.policies) {
+    try {
+      compilePolicy(policy);
+    } catch (error) {
+      if (!(error instanceof InvalidPolicyError)) throw error;
+      problems.push(`ClusterImagePolicy/${policy.metadata.name}: ${error.message}`);
+    }
+  }
+  if (problems.length > 0) {
+    const more =
+      problems.length > 1 ? ` (and ${problems.length - 1} more: ${problems.slice(1).join('; ')})` : '';
+    throw new InputError(`cannot use the policy files: ${problems[0]}${more}`);
+  }
 }
 
 export function parsePolicyYaml(text: string, namespace: string, source = 'policy YAML'): PolicyObjects {

@@ -4,6 +4,7 @@ import {
   isObject,
   POLICY_CONTROLLER_CONFIG_NAME,
   type PolicyControllerConfig,
+  type PolicyMode,
   parseClusterImagePolicy,
   parsePolicyControllerConfig,
   parseTrustRoot,
@@ -18,9 +19,25 @@ export interface SecretData {
   readonly data: Readonly<Record<string, Uint8Array>>;
 }
 
+/**
+ * A ClusterImagePolicy that does not parse. It is never dropped: what it may have matched (the
+ * globs that can be read, or every image when one cannot) is denied in its mode until it is fixed.
+ */
+export interface UnreadablePolicy {
+  readonly name: string;
+  readonly apiVersion: string | undefined;
+  /** The globs it names, when all of them are strings; `undefined` means it may match anything. */
+  readonly globs: readonly string[] | undefined;
+  /** `warn` only when the object says so unmistakably; otherwise `enforce`. */
+  readonly mode: PolicyMode;
+  readonly reason: string;
+}
+
 /** Everything a policy source (a YAML file, or watches on a cluster) provides. */
 export interface PolicyObjects {
   readonly policies: readonly ClusterImagePolicy[];
+  /** Policies that could not be parsed: they deny what they may have matched. */
+  readonly unreadable: readonly UnreadablePolicy[];
   readonly trustRoots: readonly TrustRoot[];
   readonly config: PolicyControllerConfig;
   readonly secrets: readonly SecretData[];
@@ -42,6 +59,8 @@ export interface PolicyProblem {
   readonly ref?: ObjectRef;
   readonly message: string;
   readonly cause?: unknown;
+  /** Where the object came from (a file), when not from a cluster. */
+  readonly source?: string;
 }
 
 /** Decodes a Secret object (base64 `data`, plain `stringData`). */
@@ -116,6 +135,7 @@ export function collectPolicyObjects(objects: readonly unknown[], namespace: str
     }
   });
   const policies: ClusterImagePolicy[] = [];
+  const unreadable: UnreadablePolicy[] = [];
   const trustRoots: TrustRoot[] = [];
   const secrets: SecretData[] = [];
   objects.forEach((object, index) => {
@@ -139,15 +159,36 @@ export function collectPolicyObjects(objects: readonly unknown[], namespace: str
       }
     } catch (error) {
       report(object, index, error);
+      if (isObject(object) && object.kind === 'ClusterImagePolicy')
+        unreadable.push(unreadablePolicy(object, index, error));
     }
   });
-  return { policies, trustRoots, config, secrets, problems };
+  return { policies, unreadable, trustRoots, config, secrets, problems };
+}
+
+/** What can still be read of a ClusterImagePolicy that does not parse. */
+function unreadablePolicy(object: Record<string, unknown>, index: number, error: unknown): UnreadablePolicy {
+  const metadata = isObject(object.metadata) ? object.metadata : {};
+  const spec = isObject(object.spec) ? object.spec : {};
+  const images = Array.isArray(spec.images) ? spec.images : [];
+  const globs = images.map((image) =>
+    isObject(image) && typeof image.glob === 'string' ? image.glob : undefined,
+  );
+  const readable = globs.length > 0 && globs.every((glob) => glob !== undefined && glob !== '');
+  return {
+    name: typeof metadata.name === 'string' && metadata.name !== '' ? metadata.name : `unnamed-${index + 1}`,
+    apiVersion: typeof object.apiVersion === 'string' ? object.apiVersion : undefined,
+    globs: readable ? (globs as string[]) : undefined,
+    mode: spec.mode === 'warn' ? 'warn' : 'enforce',
+    reason: error instanceof Error ? error.message : String(error),
+  };
 }
 
 /** What several sources (files) hold together; the last config ConfigMap wins. */
 export function mergePolicyObjects(all: readonly PolicyObjects[]): PolicyObjects {
   return {
     policies: all.flatMap((o) => o.policies),
+    unreadable: all.flatMap((o) => o.unreadable),
     trustRoots: all.flatMap((o) => o.trustRoots),
     secrets: all.flatMap((o) => o.secrets),
     problems: all.flatMap((o) => o.problems),

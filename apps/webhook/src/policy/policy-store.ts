@@ -4,8 +4,10 @@ import {
   type CompiledPolicy,
   compilePolicy,
   type ImageCheck,
+  InvalidPolicyError,
   type MatchSubject,
   matchPolicies,
+  type PlanOptions,
   type PolicyMatch,
   type PolicySet,
   planChecks,
@@ -19,7 +21,7 @@ import {
   type TrustRootOptions,
   trustRootResolver,
 } from '@signet/verifier';
-import type { PolicyObjects, PolicyProblem } from './policy-objects.js';
+import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-objects.js';
 
 /**
  * One ClusterImagePolicy, compiled once per change: core's half (globs, match selectors, mode)
@@ -39,7 +41,11 @@ export interface PolicySnapshot {
   readonly broken: ReadonlyMap<string, string>;
   readonly loadedAt: Date;
   /** What must be verified for a decision, each image with the records of the policies it must pass. */
-  checksFor(decision: AdmissionDecision, subject: MatchSubject): ImageCheck<SnapshotPolicy>[];
+  checksFor(
+    decision: AdmissionDecision,
+    subject: MatchSubject,
+    options?: PlanOptions,
+  ): ImageCheck<SnapshotPolicy>[];
   /** The policies one image must pass in the context of `subject`. */
   match(reference: ImageReference, subject: MatchSubject): PolicyMatch<SnapshotPolicy>;
 }
@@ -82,26 +88,72 @@ function brokenAuthorities(policy: CompiledPolicy, problem: string): CompiledAut
   };
 }
 
+/** A policy as core will match it, and why it cannot be enforced as written, if it cannot. */
+interface Matcher {
+  readonly matcher: CompiledPolicy;
+  readonly broken: string | undefined;
+}
+
+/** A stand-in for a policy that does not parse, matching what it may have matched. */
+function placeholderOf(policy: UnreadablePolicy): ClusterImagePolicy {
+  return {
+    apiVersion:
+      policy.apiVersion === 'policy.sigstore.dev/v1alpha1'
+        ? policy.apiVersion
+        : 'policy.sigstore.dev/v1beta1',
+    kind: 'ClusterImagePolicy',
+    metadata: { name: policy.name },
+    spec: { images: (policy.globs ?? ['**']).map((glob) => ({ glob })), authorities: [], mode: policy.mode },
+  };
+}
+
+/**
+ * Core's matcher for `cip`. A policy whose globs or selectors are invalid still guards what it may
+ * have matched: its valid globs without the selectors, or every image when a glob is invalid.
+ */
+function matcherOf(cip: ClusterImagePolicy, broken: string | undefined, problems: PolicyProblem[]): Matcher {
+  try {
+    return { matcher: compilePolicy(cip), broken };
+  } catch (error) {
+    if (!(error instanceof InvalidPolicyError)) throw error;
+    const name = cip.metadata.name;
+    problems.push({
+      object: `ClusterImagePolicy/${name}`,
+      ref: { apiVersion: cip.apiVersion, kind: cip.kind, name },
+      message: error.message,
+      cause: error,
+    });
+    const { match: _match, ...unselected } = cip.spec;
+    const fallbacks = [unselected, { ...unselected, images: [{ glob: '**' }] }];
+    for (const spec of fallbacks) {
+      try {
+        return { matcher: compilePolicy({ ...cip, spec }), broken: broken ?? error.message };
+      } catch {
+        // an invalid glob: fall back to matching every image
+      }
+    }
+    throw error;
+  }
+}
+
 /**
  * Compiles policy objects into a snapshot: per policy core's matcher (globs, match selectors) and
- * the verifier's compiled authorities (keys, trust roots, CEL). A policy whose authorities cannot
- * be compiled (a CUE or Rego policy, a KMS key, a bad key) stays in the set and denies what it
- * matches with the reason: dropping it would let its images fall through to the no-match policy.
- * A policy whose globs or selectors are invalid makes the whole set unusable (core cannot tell
- * which images it was meant to guard): the caller keeps the previous snapshot.
+ * the verifier's compiled authorities (keys, trust roots, CEL). No policy ever disappears, since its
+ * images could then fall through to the no-match policy: one that does not parse, or whose globs,
+ * selectors or authorities cannot be compiled (a CUE or Rego policy, a KMS key, a bad key), stays
+ * in the set and denies what it may have matched with the reason (in its mode).
  */
 export async function compileSnapshot(
   objects: PolicyObjects,
   options: CompileOptions,
 ): Promise<CompileResult> {
   const problems: PolicyProblem[] = [...objects.problems];
-  let matchers: CompiledPolicy[];
-  try {
-    matchers = objects.policies.map(compilePolicy);
-  } catch (error) {
-    problems.push({ object: 'ClusterImagePolicy', message: (error as Error).message, cause: error });
-    return { snapshot: undefined, problems };
-  }
+  const matchers = [
+    ...objects.policies.map((cip) => matcherOf(cip, undefined, problems)),
+    ...objects.unreadable.map((policy) =>
+      matcherOf(placeholderOf(policy), `cannot be parsed: ${policy.reason}`, problems),
+    ),
+  ];
   const secrets = new Map(objects.secrets.map((s) => [`${s.namespace}/${s.name}`, s.data]));
   const resolver = trustRootResolver(objects.trustRoots, options.trust ?? {});
   // Any change of the Secrets or TrustRoots a policy may read gives every policy a new revision.
@@ -114,24 +166,27 @@ export async function compileSnapshot(
     trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
   });
   const records = await Promise.all(
-    matchers.map(async (matcher): Promise<SnapshotPolicy> => {
+    matchers.map(async ({ matcher, broken: unusable }): Promise<SnapshotPolicy> => {
       const cip: ClusterImagePolicy = matcher.policy;
       let compiled: CompiledAuthorities;
-      let broken: string | undefined;
+      let broken = unusable;
       try {
+        if (broken !== undefined) throw new Error(broken);
         compiled = await compileAuthorities(cip, {
           trustRoots: resolver,
           lookupSecret: (namespace, name) => secrets.get(`${namespace}/${name}`),
           systemNamespace: options.namespace,
         });
       } catch (error) {
-        broken = (error as Error).message;
-        problems.push({
-          object: `ClusterImagePolicy/${matcher.name}`,
-          ref: { apiVersion: cip.apiVersion, kind: cip.kind, name: matcher.name },
-          message: broken,
-          cause: error,
-        });
+        if (broken === undefined) {
+          broken = (error as Error).message;
+          problems.push({
+            object: `ClusterImagePolicy/${matcher.name}`,
+            ref: { apiVersion: cip.apiVersion, kind: cip.kind, name: matcher.name },
+            message: broken,
+            cause: error,
+          });
+        }
         compiled = brokenAuthorities(matcher, broken);
       }
       const revision = `${cip.metadata.uid ?? cip.metadata.name}:${digestOf(cip.spec)}:${shared}`;
@@ -141,7 +196,7 @@ export async function compileSnapshot(
   );
   const set = policySet(records, { noMatchPolicy: objects.config.noMatchPolicy });
   const broken = new Map(
-    records.flatMap((r) => (r.broken === undefined ? [] : [[r.name, r.broken] as const])),
+    set.policies.flatMap((r) => (r.broken === undefined ? [] : [[r.name, r.broken] as const])),
   );
   return {
     snapshot: {
@@ -149,7 +204,7 @@ export async function compileSnapshot(
       config: objects.config,
       broken,
       loadedAt: options.now?.() ?? new Date(),
-      checksFor: (decision, subject) => planChecks(decision, set, subject),
+      checksFor: (decision, subject, plan) => planChecks(decision, set, subject, plan),
       match: (reference, subject) => matchPolicies(set, reference, subject),
     },
     problems,

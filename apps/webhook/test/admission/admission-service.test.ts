@@ -329,10 +329,33 @@ describe('modes, no match, mutation and timeouts', () => {
     expect(scaled).toEqual({ uid: scaled.uid, allowed: true });
   });
 
+  it('a Pod running a signed tag is denied unless it was pinned: the kubelet must pull what was verified', async () => {
+    // The mutating endpoint could not pin it (not installed, or the registry hiccupped): the tag
+    // points at a signed image now, but could point anywhere when the kubelet pulls.
+    const unpinned = await admit(review('Pod', 'CREATE', workload('Pod', signedTag)));
+    expect(unpinned.allowed).toBe(false);
+    expect(unpinned.status?.message).toBe(
+      `spec.containers[0].image ${signedTag}: policy "release" (enforce): the tag is not pinned to a digest, so the image the kubelet pulls may not be the one verified; use a digest (image@sha256:...) or let Signet's mutating webhook pin the tag`,
+    );
+    expect(lastLogFor(unpinned.uid)).toMatchObject({ decision: 'denied', rule: 'policy' });
+    // As the API server does it: mutate pins the tag, validate then verifies the pinned digest.
+    const body = review('Pod', 'CREATE', workload('Pod', signedTag));
+    const mutated = await admit(body, 'mutate');
+    const patch = JSON.parse(Buffer.from(mutated.patch ?? '', 'base64').toString('utf8'));
+    expect(patch[1]).toEqual({
+      op: 'replace',
+      path: '/spec/containers/0/image',
+      value: `${signedTag}@${signed.split('@')[1]}`,
+    });
+    const pinned = await admit(review('Pod', 'CREATE', workload('Pod', patch[1].value)));
+    expect(pinned).toMatchObject({ allowed: true });
+    expect(pinned.warnings).toBeUndefined();
+  });
+
   it('denies with "verification timed out" when the registry never answers, inside the API server timeout', async () => {
     const started = Date.now();
     const answer = await admit(
-      review('Pod', 'CREATE', workload('Pod', `${silentHost}/team/app:v1`)),
+      review('Pod', 'CREATE', workload('Pod', `${silentHost}/team/app@sha256:${'a'.repeat(64)}`)),
       'validate',
       '2s',
     );
@@ -369,6 +392,7 @@ describe('signet serve as a process', () => {
         `--policy-file=${join(dir, 'policy.yaml')}`,
         `--tls-cert-file=${join(dir, 'tls.crt')}`,
         `--tls-key-file=${join(dir, 'tls.key')}`,
+        '--shutdown-drain=200ms',
       ],
       env: { PATH: process.env.PATH ?? '' },
       ready: { kind: 'http', url: `http://127.0.0.1:${opsPort}/readyz` },

@@ -68,7 +68,7 @@ function lookup(secrets: Record<string, unknown>, accounts: Record<string, strin
 
 describe('admissionCredentials', () => {
   it("reads the pod's, its ServiceAccount's and the policy's signature pull secrets, in the pod's namespace", async () => {
-    const { request, checks } = await checksFor('registry.example/app:v1', {
+    const { request, checks } = await checksFor(`registry.example/app@sha256:${'a'.repeat(64)}`, {
       imagePullSecrets: [{ name: 'pod-secret' }],
       serviceAccountName: 'builder',
     });
@@ -87,7 +87,7 @@ describe('admissionCredentials', () => {
   });
 
   it('skips what it cannot read or use, saying so, as the kubelet does', async () => {
-    const { request, checks } = await checksFor('registry.example/app:v1', {
+    const { request, checks } = await checksFor(`registry.example/app@sha256:${'a'.repeat(64)}`, {
       imagePullSecrets: [{ name: 'broken' }],
     });
     const logs = new LogCapture();
@@ -113,7 +113,7 @@ describe('admissionCredentials', () => {
   });
 
   it('reads nothing without a lookup, a namespace, or anything to verify', async () => {
-    const { request, checks } = await checksFor('elsewhere.example/app:v1');
+    const { request, checks } = await checksFor(`elsewhere.example/app@sha256:${'a'.repeat(64)}`);
     const { port, reads } = lookup({});
     const logger = createLogger({ level: 'silent' });
     expect(await admissionCredentials(port, request, checks, logger)).toBeUndefined();

@@ -92,6 +92,22 @@ describe('mistakes are one line and exit 2', () => {
     );
   });
 
+  it('a policy file with an object that does not parse, next to valid ones: refuses to start, naming file, object and field', async () => {
+    const broken = join(dir, 'broken.yaml');
+    writeFileSync(
+      broken,
+      `${readFileSync(policy, 'utf8')}---\napiVersion: policy.sigstore.dev/v1beta1\nkind: ClusterImagePolicy\nmetadata: {name: typo}\nspec:\n  images: [{glob: 1}]\n  authorities: [{static: {action: pass}}]\n`,
+    );
+    const serve = await run('serve', '--policy-file', broken, '--tls-cert-file', 'x', '--tls-key-file', 'y');
+    expect(serve.code).toBe(2);
+    expect(oneLine(serve)).toBe(
+      `signet serve: cannot use the policy files: ${broken}: ClusterImagePolicy/typo: spec.images[0].glob: must be a string, got number (in ClusterImagePolicy/typo)`,
+    );
+    const verify = await run('verify', 'registry.example/app:v1', '--policy-file', broken);
+    expect(verify.code).toBe(2);
+    expect(oneLine(verify)).toContain('ClusterImagePolicy/typo: spec.images[0].glob: must be a string');
+  });
+
   it('a key given as the certificate, a port in use', async () => {
     const ca = await createCertificateAuthority('cli-test', 1);
     const pair = await issueServingCertificate(ca, ['127.0.0.1'], 1);

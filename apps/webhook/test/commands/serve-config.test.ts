@@ -19,6 +19,10 @@ describe('signet serve flags', () => {
       insecureRegistries: [],
       cacheTtlMs: 300_000,
       resolveDigests: true,
+      allowUnpinnedTags: false,
+      maxRequestBytes: 4 * 1024 * 1024,
+      shutdownDrainMs: 5000,
+      shutdownGraceMs: 10_000,
       logLevel: 'info',
     });
     expect(serveConfigFrom({ ...files, host: '127.0.0.1' }, { POD_NAMESPACE: 'sig' })).toMatchObject({

@@ -48,7 +48,7 @@ beforeAll(async () => {
   const serving = await issueServingCertificate(ca, ['localhost', '127.0.0.1'], 1);
   const logger = createLogger({ destination: logs });
   servers = await startServers({
-    admissionApp: createAdmissionApp({ handler, logger, metrics }),
+    admissionApp: createAdmissionApp({ handler, logger, metrics }).listener,
     opsApp: createOpsApp(metrics, {
       ready: () => (ready ? { ready: true } : { ready: false, reason: 'policies not synced' }),
     }),
@@ -227,7 +227,7 @@ describe('TLS certificate reload and graceful shutdown', () => {
     const serving = await issueServingCertificate(ca, ['127.0.0.1'], 1);
     const logger = createLogger({ destination: new LogCapture() });
     const own = await startServers({
-      admissionApp: createAdmissionApp({ handler, logger, metrics }),
+      admissionApp: createAdmissionApp({ handler, logger, metrics }).listener,
       opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
       certificate: serving,
       port: 0,

@@ -1,5 +1,7 @@
 // The policy lifecycle. Events reach a real API server in e2e/test/webhook-kube.test.ts; here an
 // in-memory reporter stands in so every reported object and message can be checked.
+
+import { parseReference } from '@signet/core';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { SignetMetrics } from '../../src/metrics.js';
@@ -77,16 +79,79 @@ spec:
     ]);
   });
 
-  it('keeps the previous snapshot when the new set cannot be used (an invalid glob)', async () => {
-    const { store, apply, logs } = setup();
-    await apply(parsePolicyYaml(good, 'signet-system'));
-    const before = store.current;
+  it('never lets a policy vanish: one that does not parse, or has an invalid glob or selector, denies what it may have matched', async () => {
+    const { store, apply, metrics, logs } = setup();
     await apply(
-      parsePolicyYaml(good.replace('registry.example/**', 'registry.example/[a-'), 'signet-system'),
+      parsePolicyYaml(
+        `${good}---
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: typo }
+spec:
+  images: [{ glob: "registry.example/team/**" }]
+  authorities: [{ keyy: {} }]
+---
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: numeric-glob }
+spec:
+  mode: warn
+  images: [{ glob: 1 }]
+  authorities: [{ static: { action: pass } }]
+---
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: bad-glob }
+spec:
+  images: [{ glob: "other.example/[a-" }]
+  authorities: [{ static: { action: pass } }]
+---
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: bad-selector }
+spec:
+  images: [{ glob: "selected.example/**" }]
+  match: [{ version: v1, resource: pods, selector: { matchExpressions: [{ key: "a", operator: In }] } }]
+  authorities: [{ static: { action: pass } }]
+`,
+        'signet-system',
+      ),
     );
-    expect(store.current).toBe(before);
+    const snapshot = store.current;
+    if (snapshot === undefined) throw new Error('no snapshot');
+    expect([...snapshot.broken.keys()].sort()).toEqual(['bad-glob', 'bad-selector', 'numeric-glob', 'typo']);
+    const subject = { group: '', version: 'v1', resource: 'pods', labels: {} };
+    const matching = (image: string) => {
+      const match = snapshot.match(parseReference(image), subject);
+      return match.kind === 'matched' ? match.policies.map((p) => `${p.name}:${p.mode}`) : [];
+    };
+    // its readable globs; every image for a glob that cannot be read or compiled, in its own mode
+    expect(matching('registry.example/team/app:v1')).toEqual([
+      'bad-glob:enforce',
+      'good:enforce',
+      'numeric-glob:warn',
+      'typo:enforce',
+    ]);
+    expect(matching('anything.example/x:1')).toEqual(['bad-glob:enforce', 'numeric-glob:warn']);
+    expect(matching('selected.example/x:1')).toEqual([
+      'bad-glob:enforce',
+      'bad-selector:enforce',
+      'numeric-glob:warn',
+    ]);
+    const typo = snapshot.set.policies.find((p) => p.name === 'typo');
+    expect(typo?.verify.compiled.authorities).toMatchObject([
+      {
+        type: 'static',
+        action: 'fail',
+        message: expect.stringMatching(
+          /^policy cannot be enforced: cannot be parsed: spec\.authorities\[0\]: exactly one of key, keyless or static/,
+        ),
+      },
+    ]);
+    expect(await metrics.registry.getSingleMetricAsString('signet_policies')).toContain('state="invalid"} 4');
     expect(logs.lines.at(-1)).toMatchObject({
-      msg: 'the new policies cannot be used; keeping the previous ones',
+      msg: 'policies loaded',
+      broken: ['bad-glob', 'bad-selector', 'numeric-glob', 'typo'],
     });
   });
 });

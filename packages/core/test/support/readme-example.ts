@@ -43,12 +43,24 @@ const { request } = parseAdmissionReview({
     userInfo: { username: 'alice' },
     kind: { group: '', version: 'v1', kind: 'Pod' },
     resource: { group: '', version: 'v1', resource: 'pods' },
-    object: { kind: 'Pod', spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] } },
+    // A tag would be denied unverified: a Pod must run the digest that was verified.
+    object: {
+      kind: 'Pod',
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            image:
+              'registry.example/app@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+          },
+        ],
+      },
+    },
   },
 });
 const decision = decideAdmission(request); // { action: 'verify', rule: 'create', images: [...], mutations: [...] }
 const verdicts = planChecks(decision, policies, matchSubjectOf(request)).map((check): ImageVerdict => {
-  if (check.kind === 'settled') return check.verdict; // invalid reference or no matching policy
+  if (check.kind === 'settled') return check.verdict; // invalid reference, no matching policy, unpinned tag
   // The verifier's job (@signet/verifier): check each policy's authorities against the registry.
   const failure = {
     kind: 'policy' as const,
@@ -66,5 +78,5 @@ const verdicts = planChecks(decision, policies, matchSubjectOf(request)).map((ch
 });
 const response = validatingResponse(summarizeAdmission(decision, verdicts));
 console.log(response.allowed, response.status?.message);
-// false spec.containers[0].image registry.example/app:1.0: policy "release" (enforce): no valid signature:
+// false spec.containers[0].image registry.example/app@sha256:aaaa…: policy "release" (enforce): no valid signature:
 //   1 found, 0 verified (signature does not match key "release-2026")

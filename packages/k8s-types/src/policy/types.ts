@@ -226,3 +226,10 @@ export interface PolicyControllerConfig {
 export function policyModeOf(policy: { readonly spec: { readonly mode?: PolicyMode } }): PolicyMode {
   return policy.spec.mode ?? 'enforce';
 }
+
+/**
+ * Signet's own annotation on a ClusterImagePolicy (upstream's schema has no such field): `"true"`
+ * lets the policy admit Pods whose images are tags, verified by the digest the tag points at
+ * when admitted. The kubelet may later pull a different image under that tag.
+ */
+export const ALLOW_UNPINNED_TAGS_ANNOTATION = 'signet.dev/allow-unpinned-tags';

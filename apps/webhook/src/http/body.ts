@@ -1,0 +1,105 @@
+// Reading request bodies within bounds: a size limit per request, a budget of bytes being read
+// across all requests, and a deadline for the whole body, so that neither huge nor stalled bodies
+// can exhaust memory or hold connections.
+import type { IncomingMessage } from 'node:http';
+
+export interface BodyLimits {
+  /** Largest accepted body. */
+  readonly maxBytes: number;
+  /** How long the whole body may take to arrive, from the request's headers. */
+  readonly timeoutMs: number;
+}
+
+/** Why a body was not read; `status` is the HTTP answer. */
+export class BodyError extends Error {
+  override readonly name = 'BodyError';
+  constructor(
+    readonly status: 408 | 413 | 503,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Bytes of bodies being read right now, across all connections, against a fixed budget. */
+export class ByteBudget {
+  #used = 0;
+  constructor(readonly limit: number) {}
+
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Takes `bytes` if they fit; false (nothing taken) when they do not. */
+  take(bytes: number): boolean {
+    if (this.#used + bytes > this.limit) return false;
+    this.#used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.#used = Math.max(0, this.#used - bytes);
+  }
+}
+
+/**
+ * Reads `req`'s body. A declared `Content-Length` over the limit, or more than the budget has
+ * left, is refused before reading; a chunked body is counted as it arrives. The budget taken is
+ * given back when the body is complete or refused.
+ */
+export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteBudget): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? Number.NaN);
+    if (declared > limits.maxBytes) {
+      reject(new BodyError(413, `request body is larger than ${limits.maxBytes} bytes`));
+      return;
+    }
+    const known = Number.isInteger(declared) && declared >= 0;
+    let taken = 0;
+    const take = (bytes: number): boolean => {
+      if (!budget.take(bytes)) return false;
+      taken += bytes;
+      return true;
+    };
+    if (known && !take(declared)) {
+      reject(new BodyError(503, 'too many request bodies are being read; retry'));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (error: BodyError | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      budget.give(taken);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      if (error) reject(error);
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const timer = setTimeout(
+      () => finish(new BodyError(408, `request body did not arrive within ${limits.timeoutMs} ms`)),
+      limits.timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limits.maxBytes)
+        return finish(new BodyError(413, `request body is larger than ${limits.maxBytes} bytes`));
+      if (known && size > declared)
+        return finish(new BodyError(413, 'request body is longer than its Content-Length'));
+      if (!known && !take(chunk.length))
+        return finish(new BodyError(503, 'too many request bodies are being read; retry'));
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish(undefined);
+    const onError = () => finish(new BodyError(408, 'the request body was cut off'));
+    const onAborted = onError;
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
