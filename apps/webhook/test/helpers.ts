@@ -12,6 +12,7 @@ export interface HttpAnswer {
   readonly body: string;
   readonly json: () => Record<string, unknown>;
   readonly peerSerial: string | undefined;
+  readonly headers: Record<string, string | string[] | undefined>;
 }
 
 /** POSTs over real TLS, trusting only `ca`. */
@@ -32,7 +33,13 @@ export function post(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text), peerSerial });
+          resolve({
+            status: res.statusCode ?? 0,
+            body: text,
+            json: () => JSON.parse(text),
+            peerSerial,
+            headers: res.headers,
+          });
         });
       },
     );

@@ -15,6 +15,7 @@ import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';
 import { admissionCredentials, type PullSecretLookup } from './credentials.js';
+import { ConcurrencyLimit } from './limit.js';
 
 export interface AdmissionServiceOptions {
   readonly store: PolicyStore;
@@ -29,6 +30,10 @@ export interface AdmissionServiceOptions {
   readonly credentials?: CredentialSource;
   /** Let Pods run tags (verified by the digest they point at now, with a warning); default false. */
   readonly allowUnpinnedTags?: boolean;
+  /** Images verified (or tags resolved) at once (default 128); more wait, within their deadline. */
+  readonly maxConcurrentVerifications?: number;
+  /** Verifications that may wait for a slot (default 1024); beyond, they fail as infrastructure. */
+  readonly maxQueuedVerifications?: number;
 }
 
 const NOT_READY: ReviewOutcome = {
@@ -57,6 +62,7 @@ export class AdmissionService {
   readonly #resolveDigests: boolean;
   readonly #credentials: CredentialSource | undefined;
   readonly #plan: PlanOptions;
+  readonly #limit: ConcurrencyLimit;
 
   constructor(options: AdmissionServiceOptions) {
     this.#store = options.store;
@@ -67,6 +73,10 @@ export class AdmissionService {
     this.#resolveDigests = options.resolveDigests ?? true;
     this.#credentials = options.credentials;
     this.#plan = { allowUnpinnedTags: options.allowUnpinnedTags === true };
+    this.#limit = new ConcurrencyLimit(
+      options.maxConcurrentVerifications ?? 128,
+      options.maxQueuedVerifications ?? 1024,
+    );
   }
 
   /** Answers one review for `endpoint`; the HTTP layer's `ReviewHandler`. */
@@ -139,22 +149,26 @@ export class AdmissionService {
   ): Promise<ImageVerification> {
     const object = request.object ?? {};
     const stop = this.#metrics.verificationDuration.startTimer();
-    const result = await this.#verifier.verifyImage(
-      {
-        path: check.target.path,
-        image: check.target.image,
-        reference: check.reference,
-        policies: check.policies.map((policy) => policy.verify),
-      },
-      {
-        ...callOptions(context, credentials),
-        specInputs: {
-          spec: object.spec,
-          metadata: object.metadata,
-          typemeta: { apiVersion: object.apiVersion, kind: object.kind },
+    const verify = () =>
+      this.#verifier.verifyImage(
+        {
+          path: check.target.path,
+          image: check.target.image,
+          reference: check.reference,
+          policies: check.policies.map((policy) => policy.verify),
         },
-      },
-    );
+        {
+          ...callOptions(context, credentials),
+          specInputs: {
+            spec: object.spec,
+            metadata: object.metadata,
+            typemeta: { apiVersion: object.apiVersion, kind: object.kind },
+          },
+        },
+      );
+    const result = await this.#limit
+      .run(verify, context.signal)
+      .catch((error: unknown) => unverified(check, error));
     const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
     stop({ result: failure ?? 'pass' });
     return result;
@@ -197,4 +211,25 @@ export class AdmissionService {
 /** The verifier's options for one review: its deadline and signal, and the namespace's credentials. */
 function callOptions(context: ReviewContext, credentials: CredentialSource | undefined): VerifyOptions {
   return { signal: context.signal, deadline: context.deadline, ...(credentials ? { credentials } : {}) };
+}
+
+/** The verification of an image that never got to run (too much verification work waiting). */
+function unverified(
+  check: ImageCheck<SnapshotPolicy> & { readonly kind: 'verify' },
+  error: unknown,
+): ImageVerification {
+  const reason = error instanceof Error ? error.message : String(error);
+  const checks = check.policies.map((policy) => ({
+    policy: policy.name,
+    mode: policy.mode,
+    passed: false as const,
+    failure: { kind: 'infrastructure' as const, reason, code: 'VERIFIER_ERROR' as const },
+    authorities: [],
+  }));
+  const verdicts = checks.map(({ authorities: _a, ...verdict }) => verdict);
+  return {
+    verdict: { path: check.target.path, image: check.target.image, outcome: { kind: 'policies', verdicts } },
+    digest: undefined,
+    checks,
+  };
 }
