@@ -14,6 +14,7 @@ export {
   type AdmissionApp,
   type AdmissionAppOptions,
   createAdmissionApp,
+  DEFAULT_BODY_LIMIT,
   type Endpoint,
   type ReviewContext,
   type ReviewHandler,

@@ -17,7 +17,7 @@ import {
 import type { ImageVerification } from '@signet/verifier';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
-import { BodyError, ByteBudget, readBody } from './body.js';
+import { BodyError, ByteBudget, type HeldBody, readBody } from './body.js';
 import { parseGoDuration } from './duration.js';
 import { SerialQueue } from './serial-queue.js';
 
@@ -58,7 +58,7 @@ export interface AdmissionAppOptions {
   readonly metrics: SignetMetrics;
   /** Largest accepted body (default {@link DEFAULT_BODY_LIMIT}). */
   readonly bodyLimitBytes?: number;
-  /** Bytes of bodies read at once across all requests (default 64 MiB); beyond, 503. */
+  /** Bytes of bodies being read or waiting to be parsed, across all requests (default 32 MiB); beyond, 503. */
   readonly inFlightBodyBytes?: number;
   /** How long a body may take to arrive (default 5 s); beyond, 408. */
   readonly bodyTimeoutMs?: number;
@@ -111,7 +111,7 @@ export function createAdmissionApp(options: AdmissionAppOptions): AdmissionApp {
       maxBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT,
       timeoutMs: options.bodyTimeoutMs ?? 5000,
     },
-    budget: new ByteBudget(options.inFlightBodyBytes ?? 64 * 1024 * 1024),
+    budget: new ByteBudget(options.inFlightBodyBytes ?? 32 * 1024 * 1024),
     heavy: new SerialQueue(options.maxQueuedHeavy ?? 32),
     heavyBytes: options.heavyBodyBytes ?? 256 * 1024,
     now: options.now ?? Date.now,
@@ -170,17 +170,18 @@ async function answer(endpoint: Endpoint, req: IncomingMessage, res: ServerRespo
   const stopTimer = metrics.admissionDuration.startTimer({ endpoint });
   metrics.inFlight.inc();
   try {
-    let body: Buffer;
+    let body: HeldBody;
     try {
       body = await readBody(req, settings.limits, settings.budget);
     } catch (error) {
       refuseBody(endpoint, res, settings, error);
       return;
     }
-    const parse = () => parseAdmissionReviewJson(body).request;
+    const parse = () => parseAdmissionReviewJson(body.bytes).request;
     const parsed =
-      body.length > settings.heavyBytes ? settings.heavy.run(parse) : Promise.resolve().then(parse);
+      body.bytes.length > settings.heavyBytes ? settings.heavy.run(parse) : Promise.resolve().then(parse);
     if (parsed === undefined) {
+      body.release();
       refuseBody(endpoint, res, settings, new BodyError(503, 'too many large reviews are waiting; retry'));
       return;
     }
@@ -194,6 +195,8 @@ async function answer(endpoint: Endpoint, req: IncomingMessage, res: ServerRespo
       metrics.admissions.inc({ endpoint, decision: 'error', rule: 'malformed', kind: 'unknown' });
       send(res, settings, 400, admissionReviewFor(failure(uid, 400, message)));
       return;
+    } finally {
+      body.release();
     }
     const outcome = await runWithDeadline(endpoint, request, timeoutOf(req, settings), settings);
     send(res, settings, 200, admissionReviewFor({ uid: request.uid, ...outcome.response }));

@@ -42,12 +42,19 @@ export class ByteBudget {
   }
 }
 
+/** A body that was read, holding its share of the budget until `release()` (after it is parsed). */
+export interface HeldBody {
+  readonly bytes: Buffer;
+  release(): void;
+}
+
 /**
  * Reads `req`'s body. A declared `Content-Length` over the limit, or more than the budget has
  * left, is refused before reading; a chunked body is counted as it arrives. The budget taken is
- * given back when the body is complete or refused.
+ * given back at once when the body is refused, and by `release()` once it was read: a body waiting
+ * to be parsed still takes memory.
  */
-export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteBudget): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteBudget): Promise<HeldBody> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? Number.NaN);
     if (declared > limits.maxBytes) {
@@ -72,13 +79,23 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteB
       if (done) return;
       done = true;
       clearTimeout(timer);
-      budget.give(taken);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('aborted', onAborted);
-      if (error) reject(error);
-      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (error) {
+        budget.give(taken);
+        reject(error);
+        return;
+      }
+      let released = false;
+      resolve({
+        bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+        release: () => {
+          if (!released) budget.give(taken);
+          released = true;
+        },
+      });
     };
     const timer = setTimeout(
       () => finish(new BodyError(408, `request body did not arrive within ${limits.timeoutMs} ms`)),

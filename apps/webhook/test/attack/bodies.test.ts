@@ -66,9 +66,9 @@ describe('request bodies', () => {
       return statusOf(socket, 8000);
     });
     const results = await Promise.all(answers);
-    // 64 MiB hold 16 bodies of 4 MB; the others are refused at once
-    expect(results.filter((r) => r.status === 503).length).toBe(4);
-    expect(results.filter((r) => r.status === 408).length).toBe(16);
+    // 32 MiB hold 8 bodies of 4 MB; the others are refused at once
+    expect(results.filter((r) => r.status === 503).length).toBe(12);
+    expect(results.filter((r) => r.status === 408).length).toBe(8);
     const ok = await post(
       `https://127.0.0.1:${target.port}/validate`,
       reviewFixture('replicaset-scale-down.json'),
