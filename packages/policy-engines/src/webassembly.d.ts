@@ -13,4 +13,5 @@ declare namespace WebAssembly {
     readonly exports: Record<string, unknown>;
   }
   function compile(bytes: Uint8Array): Promise<Module>;
+  function validate(bytes: Uint8Array): boolean;
 }
