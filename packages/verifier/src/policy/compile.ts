@@ -21,10 +21,10 @@ import { SignatureCheckError } from '../sigstore/errors.js';
 import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
 import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
 import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
+import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
 import { compileCertificates, compileKeys, type KeyRefContext, type SecretLookup } from './keys.js';
 import { predicateTypeURI } from './predicate-types.js';
-import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import {
   type ConfigMapLookup,
   compilePolicyProgram,
