@@ -24,6 +24,40 @@ interface Found {
   readonly policy: Policy;
 }
 
+/** Every policy block (attestation or spec-level) of every ClusterImagePolicy in a YAML file. */
+function policiesIn(file: string, text: string): Found[] {
+  const found: Found[] = [];
+  for (const document of parseAllDocuments(text)) {
+    const object = document.toJS() as { kind?: string } | null;
+    if (object?.kind !== 'ClusterImagePolicy') continue;
+    const cip = parseClusterImagePolicy(object, { failOnEmptyAuthorities: false });
+    cip.spec.authorities.forEach((authority, a) => {
+      (authority.attestations ?? []).forEach((attestation, i) => {
+        if (attestation.policy) {
+          found.push({
+            file,
+            cip,
+            path: `spec.authorities[${a}].attestations[${i}].policy`,
+            policy: attestation.policy,
+          });
+        }
+      });
+    });
+    if (cip.spec.policy) found.push({ file, cip, path: 'spec.policy', policy: cip.spec.policy });
+  }
+  return found;
+}
+
+/** The ConfigMaps a script creates: `kubectl create -n NS configmap NAME --from-file=KEY=PATH`. */
+async function readConfigMaps(upstream: string, script: string, into: Map<string, Record<string, string>>) {
+  for (const m of script.matchAll(/kubectl create -n (\S+) configmap (\S+) --from-file=(\S+)=\.\/(\S+)/g)) {
+    const [, namespace, name, key, path] = m as unknown as [string, string, string, string, string];
+    const data = into.get(`${namespace}/${name}`) ?? {};
+    data[key] = await readFile(join(upstream, path), 'utf8');
+    into.set(`${namespace}/${name}`, data);
+  }
+}
+
 describe("policy-controller's CUE and Rego policies compile", () => {
   let upstream = '';
   let engines: PolicyEngines;
@@ -38,31 +72,11 @@ describe("policy-controller's CUE and Rego policies compile", () => {
         .filter((n) => /\.ya?ml$/.test(n))
         .sort()) {
         const file = `${directory}/${name}`;
-        for (const document of parseAllDocuments(await readFile(join(upstream, file), 'utf8'))) {
-          const object = document.toJS() as { kind?: string } | null;
-          if (object?.kind !== 'ClusterImagePolicy') continue;
-          const cip = parseClusterImagePolicy(object, { failOnEmptyAuthorities: false });
-          cip.spec.authorities.forEach((authority, a) => {
-            (authority.attestations ?? []).forEach((attestation, i) => {
-              if (attestation.policy) {
-                const path = `spec.authorities[${a}].attestations[${i}].policy`;
-                found.push({ file, cip, path, policy: attestation.policy });
-              }
-            });
-          });
-          if (cip.spec.policy) found.push({ file, cip, path: 'spec.policy', policy: cip.spec.policy });
-        }
+        found.push(...policiesIn(file, await readFile(join(upstream, file), 'utf8')));
       }
     }
-    // The ConfigMaps upstream's scripts create: kubectl create -n NS configmap NAME --from-file=KEY=PATH
     for (const script of (await readdir(join(upstream, 'test'))).filter((n) => n.endsWith('.sh'))) {
-      const text = await readFile(join(upstream, 'test', script), 'utf8');
-      for (const m of text.matchAll(/kubectl create -n (\S+) configmap (\S+) --from-file=(\S+)=\.\/(\S+)/g)) {
-        const [, namespace, name, key, path] = m as unknown as [string, string, string, string, string];
-        const data = configMaps.get(`${namespace}/${name}`) ?? {};
-        data[key] = await readFile(join(upstream, path), 'utf8');
-        configMaps.set(`${namespace}/${name}`, data);
-      }
+      await readConfigMaps(upstream, await readFile(join(upstream, 'test', script), 'utf8'), configMaps);
     }
   }, 10 * 60_000);
 
