@@ -355,6 +355,77 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     expect(await check(image, vulnRego)).toMatchObject({ passed: true });
   });
 
+  it('stops an attestation policy that loops and a spec-level policy that allocates without bound, as infrastructure failures', async () => {
+    const cip = (spec: Record<string, unknown>) =>
+      parseClusterImagePolicy({
+        apiVersion: 'policy.sigstore.dev/v1beta1',
+        kind: 'ClusterImagePolicy',
+        metadata: { name: 'runaway' },
+        spec: { images: [{ glob: '**' }], ...spec },
+      });
+    const looping = await compiled(
+      cip({
+        authorities: [
+          {
+            key: { data: 'x' },
+            attestations: [
+              {
+                name: 'loop',
+                predicateType: 'custom',
+                policy: {
+                  type: 'rego',
+                  data: 'package sigstore\nisCompliant { count([x | x := numbers.range(1, 1000000000)[_]]) > 0 }',
+                },
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const image = await push(plain, 'demo/runaway');
+    await attest(image, keyB, 'custom', 'foobar e2e test');
+    const stopped = await check(image, looping);
+    expect(stopped).toMatchObject({
+      passed: false,
+      failure: { kind: 'infrastructure', code: 'POLICY_ENGINE_FAILED' },
+    });
+    expect(reasonOf(stopped)).toContain('the rego policy did not finish within 2000 ms and was stopped');
+    // A smaller memory bound and a longer deadline, so that memory runs out first.
+    const small = createPolicyEngines({
+      limits: { memoryLimitBytes: 128 * 1024 * 1024, evaluationTimeoutMs: 20_000 },
+    });
+    const allocating = await compileAuthorities(
+      cip({
+        authorities: [{ static: { action: 'pass' } }],
+        policy: {
+          type: 'cue',
+          data: 'import "list"\nauthorityMatches: {...}\nx: [for i in list.Range(0, len(authorityMatches) * 50000000, 1) {a: i}]',
+        },
+      }),
+      { engines: small },
+    );
+    const runaway = {
+      name: 'runaway',
+      mode: 'enforce',
+      revision: 'runaway@memory',
+      compiled: allocating,
+    } as const;
+    const exhausted = await check(image, runaway);
+    await small.close();
+    expect(exhausted).toMatchObject({
+      passed: false,
+      failure: { kind: 'infrastructure', code: 'POLICY_ENGINE_FAILED' },
+    });
+    expect(reasonOf(exhausted)).toContain("exhausted the engine's memory and was stopped");
+    // The engines serve the next policy.
+    const [fine] = await upstreamPolicies(
+      'test/testdata/policy-controller/e2e/cip-keyless-with-attestations.yaml',
+    );
+    const adaptedFine = await compiled(fine as ClusterImagePolicy);
+    await attest(image, keyA, 'custom', 'foobar e2e test');
+    expect(await check(image, adaptedFine)).toMatchObject({ passed: true });
+  });
+
   describe('spec.policy with includeSpec, includeObjectMeta and includeTypeMeta', () => {
     // What the admission service hands the verifier for a Pod CREATE: the object's parts, as the
     // API server sent them (the ServiceAccount admission plugin has set serviceAccount).

@@ -3,7 +3,7 @@
 // the compile context, as policy-controller evaluates them. The source is `data`, a ConfigMap
 // (`configMapRef`) or a `remote` URL pinned by `sha256sum`, exactly one of them (upstream's
 // validation); a remote one is fetched here, never per admission.
-import type { Policy } from '@signet/k8s-types';
+import type { ConfigMapReference, Policy, RemotePolicy } from '@signet/k8s-types';
 import { type CelProgram, compileCel } from './cel.js';
 import type { EngineLanguage, EngineProgram, PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
@@ -118,12 +118,15 @@ async function policySource(policy: Policy, site: PolicySite, context: ProgramCo
     );
   }
   if (given[0] === 'data') return policy.data as string;
-  if (given[0] === 'remote') return remoteSource(policy, site, context);
-  return configMapSource(policy, site, context);
+  if (given[0] === 'remote') return remoteSource(policy.remote as RemotePolicy, site, context);
+  return configMapSource(policy.configMapRef as ConfigMapReference, site, context);
 }
 
-async function remoteSource(policy: Policy, site: PolicySite, context: ProgramContext): Promise<string> {
-  const remote = policy.remote ?? {};
+async function remoteSource(
+  remote: RemotePolicy,
+  site: PolicySite,
+  context: ProgramContext,
+): Promise<string> {
   const at = { ...site, path: `${site.path}.remote` };
   let url: URL | undefined;
   try {
@@ -160,8 +163,7 @@ async function remoteSource(policy: Policy, site: PolicySite, context: ProgramCo
   }
 }
 
-function configMapSource(policy: Policy, site: PolicySite, context: ProgramContext): string {
-  const ref = policy.configMapRef ?? {};
+function configMapSource(ref: ConfigMapReference, site: PolicySite, context: ProgramContext): string {
   const at = { ...site, path: `${site.path}.configMapRef` };
   if (!ref.name)
     throw new PolicyCompileError(

@@ -116,9 +116,10 @@ export function policyResult(
     } else if (Object.keys(check.attestations).length > 0) {
       const attestations: Record<string, unknown> = {};
       for (const [name, list] of Object.entries(check.attestations)) {
+        // Undefined fields are left out of the JSON the engine is given.
         attestations[name] = list.map((a) => ({
           ...upstreamSigner(a.signer),
-          ...(a.statement?.predicateType ? { predicateType: a.statement.predicateType } : {}),
+          predicateType: a.statement?.predicateType,
         }));
       }
       matches[check.authority] = { attestations };
@@ -139,9 +140,5 @@ export function policyResult(
 }
 
 function upstreamSigner(signer: SignerIdentity): Record<string, string> {
-  if (signer.type === 'key') return {};
-  return {
-    ...(signer.subject ? { subject: signer.subject } : {}),
-    ...(signer.issuer ? { issuer: signer.issuer } : {}),
-  };
+  return signer.type === 'key' ? {} : { subject: signer.subject, issuer: signer.issuer };
 }
