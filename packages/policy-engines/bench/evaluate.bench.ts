@@ -61,7 +61,7 @@ beforeAll(async () => {
   );
   const twoData = (two as unknown as { data: string }).data;
   const attestation = (file: string, a = 0, i = 0) =>
-    upstreamData(file, (s) => (s.authorities as never)[a]?.['attestations']?.[i]?.['policy']?.['data']);
+    upstreamData(file, (s) => (s.authorities as never)[a]?.attestations?.[i]?.policy?.data);
   const vuln = JSON.parse(
     await readFile(join(upstream, 'test/testdata/attestations/vuln-predicate.json'), 'utf8'),
   );
