@@ -7,8 +7,12 @@
 // One adaptation, because no Fulcio or Rekor runs here: an upstream `keyless` authority is given
 // cosign key A and a `key` authority key B (what signs stands in for who signs), and `ctlog` is
 // dropped (nothing is uploaded to a log). Everything the policies say is used as written.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parseReference } from '@signet/core';
 import { type ClusterImagePolicy, parseClusterImagePolicy } from '@signet/k8s-types';
 import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines';
@@ -16,9 +20,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
 import { compileAuthorities } from '../src/policy/compile.js';
+import { remotePolicyFetcher } from '../src/policy/remote-policy.js';
 import type { PolicyCheck, SpecPolicyInputs } from '../src/policy/verify-policy.js';
 import { RegistryClient } from '../src/registry/client.js';
 import { ensureTestTools, loadTestbed, type Testbed } from './registry/helpers/testbed.js';
+import { listenInRange } from './support/ports.js';
 
 const SETUP_TIMEOUT = 30 * 60_000;
 
@@ -424,6 +430,120 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     const adaptedFine = await compiled(fine as ClusterImagePolicy);
     await attest(image, keyA, 'custom', 'foobar e2e test');
     expect(await check(image, adaptedFine)).toMatchObject({ passed: true });
+  });
+
+  /** An index of two images whose configs say `User: 65532`, for linux/amd64 and linux/arm/v7 (as upstream's test image). */
+  async function multiPlatformImage(repository: string): Promise<string> {
+    const env = testbed.craneEnv(runDir);
+    const crane_ = (args: string[]) =>
+      testbed.runCommand(crane, [...args, '--insecure'], { env, timeoutMs: 60_000 });
+    const base = await push(plain, repository);
+    const children: string[] = [];
+    for (const platform of ['linux/amd64', 'linux/arm/v7']) {
+      const tag = `${plain.host}/${repository}:${platform.replaceAll('/', '-')}`;
+      await crane_(['mutate', base, '--set-platform', platform, '--user', '65532', '-t', tag]);
+      children.push(tag);
+    }
+    const index = `${plain.host}/${repository}:index`;
+    await crane_(['index', 'append', ...children.flatMap((c) => ['-m', c]), '-t', index]);
+    const digest = (await crane_(['digest', index])).stdout.trim();
+    return `${plain.host}/${repository}@${digest}`;
+  }
+
+  it('fetchConfigFile: the config files of every platform, as upstream reads them', async () => {
+    const dir = 'test/testdata/policy-controller/e2e';
+    const [expected] = await expectedErrors('test/e2e_test_cluster_image_policy_with_fetch_config_file.sh');
+    const [fromConfigMap] = await expectedErrors(
+      'test/e2e_test_cluster_image_policy_from_configmap_with_fetch_config_file.sh',
+    );
+    expect(expected).toBe(fromConfigMap);
+    const image = await multiPlatformImage('demo/config-file');
+    const [passing] = await upstreamPolicies(`${dir}/cip-config-file-policy.yaml`);
+    expect(await check(image, await compiled(passing as ClusterImagePolicy))).toMatchObject({ passed: true });
+    const [failing] = await upstreamPolicies(`${dir}/cip-config-file-policy-fails.yaml`);
+    expect(reasonOf(await check(image, await compiled(failing as ClusterImagePolicy)))).toContain(expected);
+    // The ConfigMap upstream's script makes: --from-file=policy=./test/testdata/policies/cue-policy-config.cue
+    const [viaConfigMap] = await upstreamPolicies(`${dir}/cip-config-file-policy-from-configmap.yaml`);
+    const policyFile = await readFile(join(upstream, 'test/testdata/policies/cue-policy-config.cue'), 'utf8');
+    const withConfigMap = {
+      name: 'cm',
+      mode: 'enforce',
+      revision: 'cm@1',
+      compiled: await compileAuthorities(adapted(viaConfigMap as ClusterImagePolicy), {
+        engines,
+        lookupConfigMap: (namespace, name) =>
+          namespace === 'cosign-system' && name === 'policy-config' ? { policy: policyFile } : undefined,
+      }),
+    } as const;
+    expect(reasonOf(await check(image, withConfigMap))).toContain(expected);
+    // As upstream: a config the policy does not name is not checked (the policy's own values
+    // stand), so an image without these platforms passes the passing policy too.
+    const single = await push(plain, 'demo/config-single');
+    expect(await check(single, await compiled(passing as ClusterImagePolicy))).toMatchObject({
+      passed: true,
+    });
+  });
+
+  it('cip-policy-from-url: a remote policy, fetched over HTTPS when compiled, digest-checked', async () => {
+    // Upstream's file names a gist; the same kind of policy (upstream's cue-policy-config.cue) is
+    // served here on loopback, and the URL and sha256sum are pointed at it.
+    const [expected] = await expectedErrors('test/e2e_test_cluster_image_policy_from_url.sh');
+    const content = await readFile(join(upstream, 'test/testdata/policies/cue-policy-config.cue'));
+    await promisify(execFile)(
+      'openssl',
+      [
+        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
+        ...['-keyout', join(runDir, 'policy-key.pem'), '-out', join(runDir, 'policy-cert.pem'), '-days', '1'],
+        ...['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+      ],
+      { timeout: 20_000 },
+    );
+    const cert = await readFile(join(runDir, 'policy-cert.pem'), 'utf8');
+    const server = createHttpsServer(
+      { key: await readFile(join(runDir, 'policy-key.pem')), cert },
+      (_, response) => response.end(content),
+    );
+    const port = await listenInRange(server);
+    try {
+      const url = `https://127.0.0.1:${port}/policy-controller-test-fail-cue`;
+      const [policy] = await upstreamPolicies('test/testdata/policy-controller/e2e/cip-policy-from-url.yaml');
+      const cip = policy as ClusterImagePolicy;
+      const sha256sum = createHash('sha256').update(content).digest('hex');
+      const remote = {
+        ...cip,
+        spec: { ...cip.spec, policy: { ...cip.spec.policy, type: 'cue', remote: { url, sha256sum } } },
+      };
+      const compiledRemote = await compileAuthorities(adapted(remote), {
+        engines,
+        fetchRemotePolicy: remotePolicyFetcher({ ca: cert }),
+      });
+      const image = await multiPlatformImage('demo/from-url');
+      const result = await check(image, {
+        name: 'url',
+        mode: 'enforce',
+        revision: 'url@1',
+        compiled: compiledRemote,
+      });
+      expect(reasonOf(result)).toContain(expected);
+      const tampered = {
+        ...remote,
+        spec: {
+          ...remote.spec,
+          policy: { ...remote.spec.policy, remote: { url, sha256sum: 'f'.repeat(64) } },
+        },
+      };
+      await expect(
+        compileAuthorities(adapted(tampered), {
+          engines,
+          fetchRemotePolicy: remotePolicyFetcher({ ca: cert }),
+        }),
+      ).rejects.toMatchObject({
+        code: 'REMOTE_POLICY_FAILED',
+        message: expect.stringContaining('not the sha256sum'),
+      });
+    } finally {
+      server.close();
+    }
   });
 
   describe('spec.policy with includeSpec, includeObjectMeta and includeTypeMeta', () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAuthorities } from '../../src/policy/compile.js';
 import { RemotePolicyError, remotePolicyFetcher } from '../../src/policy/remote-policy.js';
 import { clusterImagePolicy } from '../support/policies.js';
+import { listenInRange } from '../support/ports.js';
 
 const POLICY =
   'predicateType: "https://cosign.sigstore.dev/attestation/v1"\npredicate: Data: "foobar e2e test"\n';
@@ -49,17 +50,7 @@ describe('remote policies', () => {
         response.end('not found');
       }
     });
-    // Ports 33000-34999 are this suite's; a busy one is skipped.
-    for (let port = 33000 + Math.floor(Math.random() * 1900); ; port += 1) {
-      const listening = await new Promise<boolean>((resolve) => {
-        server.once('error', () => resolve(false));
-        server.listen(port, '127.0.0.1', () => resolve(true));
-      });
-      if (listening) {
-        base = `https://127.0.0.1:${port}`;
-        break;
-      }
-    }
+    base = `https://127.0.0.1:${await listenInRange(server)}`;
     engines = createPolicyEngines();
   });
 
