@@ -398,7 +398,7 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     expect(reasonOf(stopped)).toContain('the rego policy did not finish within 2000 ms and was stopped');
     // A smaller memory bound and a longer deadline, so that memory runs out first.
     const small = createPolicyEngines({
-      limits: { memoryLimitBytes: 128 * 1024 * 1024, evaluationTimeoutMs: 20_000 },
+      limits: { memoryLimitBytes: 64 * 1024 * 1024, evaluationTimeoutMs: 120_000 },
     });
     const allocating = await compileAuthorities(
       cip({
