@@ -60,8 +60,9 @@ beforeAll(async () => {
     (s) => s.policy,
   );
   const twoData = (two as unknown as { data: string }).data;
+  type Spec = { authorities: { attestations?: { policy?: { data?: string } }[] }[] };
   const attestation = (file: string, a = 0, i = 0) =>
-    upstreamData(file, (s) => (s.authorities as never)[a]?.attestations?.[i]?.policy?.data);
+    upstreamData(file, (s) => (s as unknown as Spec).authorities[a]?.attestations?.[i]?.policy?.data);
   const vuln = JSON.parse(
     await readFile(join(upstream, 'test/testdata/attestations/vuln-predicate.json'), 'utf8'),
   );
