@@ -1,6 +1,12 @@
 // The composition root: every part of a running Signet is made and connected here, once, for
 // `signet serve`, `signet verify` and the tests alike.
-import { type CredentialSource, ImageVerifier, RegistryClient, VerificationCache } from '@signet/verifier';
+import {
+  type CredentialSource,
+  ImageVerifier,
+  RegistryClient,
+  remotePolicyFetcher,
+  VerificationCache,
+} from '@signet/verifier';
 import { AdmissionService } from './admission/admission-service.js';
 import type { PullSecretLookup } from './admission/credentials.js';
 import type { ServeConfig } from './commands/serve-config.js';
@@ -10,7 +16,8 @@ import type { ClusterPolicySource } from './kube/cluster-source.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
 import { createLogger, type Logger } from './logger.js';
 import { SignetMetrics } from './metrics.js';
-import { type PolicyProblemReporter, policyApplier } from './policy/policy-applier.js';
+import { type PolicyProblemReporter, policyApplier, RETRY_BROKEN_MS } from './policy/policy-applier.js';
+import { WebhookPolicyEngines } from './policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from './policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.js';
 import { PolicyStore } from './policy/policy-store.js';
@@ -127,11 +134,18 @@ export async function startSignet(
   const events: PolicyProblemReporter | undefined = kube
     ? new kube.PolicyEventRecorder(kube.kubeConfig, logger)
     : undefined;
+  // Loaded on the first CUE or Rego policy only (ADR 0005).
+  const engines = new WebhookPolicyEngines(logger);
   const apply = policyApplier({
     store,
-    compile: { namespace: config.namespace },
+    compile: {
+      namespace: config.namespace,
+      engines,
+      fetchRemotePolicy: remotePolicyFetcher({ retryAfterMs: RETRY_BROKEN_MS / 2 }),
+    },
     logger,
     metrics,
+    engines,
     ...(events ? { events } : {}),
   });
 
@@ -211,6 +225,7 @@ export async function startSignet(
     selfManaged?.stop();
     await source?.stop();
     await running.close(graceMs);
+    await engines.close();
   };
   return {
     ...admission,

@@ -10,6 +10,7 @@ import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js
 import { discoveryRequests } from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
 import { RegistryClient } from './registry/client.js';
+import { fetchConfigFiles } from './registry/config-files.js';
 import type { RegistryCall } from './registry/deadline.js';
 import { type DiscoveryLimits, discoverArtifacts } from './registry/discovery.js';
 import { RegistryError } from './registry/errors.js';
@@ -125,8 +126,16 @@ export class ImageVerifier {
       }
       return found;
     };
+    // Read once per image, for the policies whose spec.policy asks for them (fetchConfigFile).
+    let configs: Promise<Record<string, unknown>> | undefined;
+    const configFiles = (call: RegistryCall) => {
+      configs ??= fetchConfigFiles(client, target, call);
+      return configs;
+    };
     const checks = await Promise.all(
-      image.policies.map((policy) => this.#checkPolicy(policy, target, discover, options, started)),
+      image.policies.map((policy) =>
+        this.#checkPolicy(policy, target, { discover, configFiles }, options, started),
+      ),
     );
     return { verdict: verdictOf(image, checks), digest, checks };
   }
@@ -134,12 +143,25 @@ export class ImageVerifier {
   #checkPolicy(
     policy: PolicyToVerify,
     target: DigestRef,
-    discover: (request: DiscoveryRequest, call: RegistryCall) => Promise<readonly FoundArtifact[]>,
+    reads: ImageReads,
     options: VerifyOptions,
     started: number,
   ): Promise<PolicyCheck> {
+    const { discover } = reads;
     const compute = async (signal: AbortSignal): Promise<PolicyCheck> => {
       const call: RegistryCall = { signal, deadline: options.deadline };
+      let inputs = options.specInputs;
+      if (policy.compiled.specPolicy?.fetchConfigFile) {
+        try {
+          inputs = { ...inputs, config: await reads.configFiles(call) };
+        } catch (error) {
+          if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
+          return failedCheck(
+            policy,
+            infrastructure('cannot read the image config files', error, options, started),
+          );
+        }
+      }
       const found = new Map<CompiledAuthority, readonly FoundArtifact[] | SignatureCheckError>();
       await Promise.all(
         policy.compiled.authorities.map(async (authority) => {
@@ -153,7 +175,7 @@ export class ImageVerifier {
           }
         }),
       );
-      return verifyPolicy(policy.compiled, target.digest, (a) => found.get(a) ?? [], options.specInputs);
+      return verifyPolicy(policy.compiled, target.digest, (a) => found.get(a) ?? [], inputs);
     };
     if (!cacheable(policy.compiled)) return compute(options.signal);
     const key = `${policy.revision}\u0000${target.registry}/${target.repository}@${target.digest}`;
@@ -170,6 +192,12 @@ export class ImageVerifier {
     const failure = infrastructure('cannot read signatures from the registry', error, options, started);
     return new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: error });
   }
+}
+
+/** What one image's verification reads from the registry, shared by its policies. */
+interface ImageReads {
+  readonly discover: (request: DiscoveryRequest, call: RegistryCall) => Promise<readonly FoundArtifact[]>;
+  readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
 }
 
 /** A spec-level policy that reads the admitted object gives per-object results: never shared. */

@@ -23,9 +23,17 @@ export {
   type CompiledAuthority,
   compileAuthorities,
 } from './policy/compile.js';
+export type {
+  EngineLanguage,
+  EngineOutcome,
+  EngineProgram,
+  PolicyEngineHost,
+  RemotePolicyFetch,
+} from './policy/engines.js';
 export { type PolicyCompileCode, PolicyCompileError } from './policy/errors.js';
 export type { SecretLookup } from './policy/keys.js';
 export type { ConfigMapLookup } from './policy/programs.js';
+export { RemotePolicyError, type RemotePolicyOptions, remotePolicyFetcher } from './policy/remote-policy.js';
 export type { ArtifactCounts, AuthorityCheck, CheckFailure, RejectedArtifact } from './policy/results.js';
 export type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 export { RegistryClient, type RegistryClientOptions } from './registry/client.js';

@@ -109,4 +109,37 @@ describe('ImageVerifier', () => {
     expect(result.checks[0]).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
     expect(errors.length).toBeGreaterThan(0);
   });
+
+  it('reads the config files once for the policies that fetch them, and fails as infrastructure when it cannot', async () => {
+    const errors: RegistryError[] = [];
+    const verifier = new ImageVerifier({
+      registry: new RegistryClient({ insecureHosts: [host] }),
+      onRegistryError: (error) => errors.push(error),
+    });
+    const spec = { policy: { type: 'cel', data: 'config != null', fetchConfigFile: true } };
+    const [a, b] = [
+      await compiled('config-a', [{ static: { action: 'pass' } }], spec),
+      await compiled('config-b', [{ static: { action: 'pass' } }], spec),
+    ];
+    const before = server.requests.length;
+    const result = await run(verifier, [a, b]);
+    expect(result.checks.map((c) => c.passed)).toEqual([true, true]);
+    // One manifest and one config blob, shared by both policies.
+    expect(server.requests.length - before).toBe(2);
+    const missing = `${host}/team/app@sha256:${'0'.repeat(64)}`;
+    const failed = await verifier.verifyImage(
+      {
+        path: 'spec.containers[0].image',
+        image: missing,
+        reference: parseReference(missing),
+        policies: [await compiled('config-c', [{ static: { action: 'pass' } }], spec)],
+      },
+      { signal: new AbortController().signal, deadline: Date.now() + 5000 },
+    );
+    expect(failed.checks[0]).toMatchObject({
+      passed: false,
+      failure: { kind: 'infrastructure', reason: 'cannot read the image config files' },
+    });
+    expect(errors.map((e) => e.code)).toContain('NOT_FOUND');
+  });
 });

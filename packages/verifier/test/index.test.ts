@@ -11,6 +11,7 @@ test('the public runtime exports are exactly these', () => {
     'PullSecretError',
     'RegistryClient',
     'RegistryError',
+    'RemotePolicyError',
     'SignatureCheckError',
     'TrustRootError',
     'VerificationCache',
@@ -18,6 +19,7 @@ test('the public runtime exports are exactly these', () => {
     'credentialsFromDockerConfig',
     'credentialsFromSecret',
     'isInfrastructureFailure',
+    'remotePolicyFetcher',
     'trustRootFromJSON',
     'trustRootResolver',
   ]);

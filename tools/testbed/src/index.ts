@@ -50,3 +50,4 @@ export {
   toolPath,
   toolSpec,
 } from './tools.js';
+export { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from './upstream.js';

@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { describeCause } from '@signet/core';
 import { type AdmissionRequest, isObject, type KubeObject } from '@signet/k8s-types';
-import { type AuthorityCheck, type ImageVerification, Keychain, type PolicyCheck } from '@signet/verifier';
+import {
+  type AuthorityCheck,
+  type ImageVerification,
+  Keychain,
+  type PolicyCheck,
+  remotePolicyFetcher,
+} from '@signet/verifier';
 import { parseAllDocuments } from 'yaml';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
 import { applyPatch } from '../admission/json-patch.js';
@@ -19,6 +25,7 @@ import { budgetFor, type Endpoint, type ReviewOutcome } from '../http/admission-
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
+import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles, yamlProblem } from '../policy/policy-file.js';
 import { mergePolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
@@ -178,7 +185,12 @@ async function loadAdmission(
 ): Promise<Admission> {
   const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
   requireUsablePolicyFiles(loaded);
-  const { snapshot, problems } = await compileSnapshot(loaded, { namespace });
+  // The engines' worker threads do not keep the process alive once the command is done.
+  const { snapshot, problems } = await compileSnapshot(loaded, {
+    namespace,
+    engines: new WebhookPolicyEngines(createLogger({ level: 'silent' })),
+    fetchRemotePolicy: remotePolicyFetcher(),
+  });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
   const keychain = credentials(values['docker-config']);

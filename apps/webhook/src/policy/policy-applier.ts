@@ -1,8 +1,12 @@
 // The policy lifecycle: each new view of the policy objects (a file, or the cluster's watches) is
 // compiled and installed atomically; what cannot be used is reported in the log, as metrics and,
-// on a cluster, as Events on the object.
+// on a cluster, as Events on the object. A view with a policy broken for a passing reason (a
+// remote policy that could not be fetched, an engine failure) is compiled again a minute later,
+// unless a newer view came first: remote policies are fetched on that schedule, never per
+// admission.
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
+import type { WebhookPolicyEngines } from './policy-engines.js';
 import type { ObjectRef, PolicyObjects, PolicyProblem } from './policy-objects.js';
 import {
   type CompileOptions,
@@ -23,16 +27,28 @@ export interface PolicyApplierOptions {
   readonly metrics: SignetMetrics;
   /** Absent when policies come from files. */
   readonly events?: PolicyProblemReporter;
+  /** Told when a snapshot is installed, to release programs no snapshot uses. */
+  readonly engines?: WebhookPolicyEngines;
+  /** How long until a view with a passing problem is compiled again. */
+  readonly retryAfterMs?: number;
 }
+
+export const RETRY_BROKEN_MS = 60_000;
 
 const REPORTED_KINDS: ReadonlySet<string> = new Set(['ClusterImagePolicy', 'TrustRoot']);
 
 /** Returns the function to call with every new view of the policy objects. */
 export function policyApplier(options: PolicyApplierOptions): (objects: PolicyObjects) => Promise<void> {
   const { store, logger, metrics, events } = options;
-  return async (objects) => {
+  let retry: NodeJS.Timeout | undefined;
+  const apply = async (objects: PolicyObjects): Promise<void> => {
+    clearTimeout(retry);
     const version = store.begin();
-    const { snapshot, problems } = await compileSnapshot(objects, options.compile);
+    const { snapshot, problems, retry: again } = await compileSnapshot(objects, options.compile);
+    if (again && version === store.version) {
+      retry = setTimeout(() => void apply(objects), options.retryAfterMs ?? RETRY_BROKEN_MS);
+      retry.unref();
+    }
     for (const problem of problems) report(problem, logger, events);
     if (snapshot === undefined) {
       logger.error(
@@ -42,8 +58,12 @@ export function policyApplier(options: PolicyApplierOptions): (objects: PolicyOb
       );
       return;
     }
-    if (store.install(version, snapshot)) installed(snapshot, logger, metrics);
+    if (store.install(version, snapshot)) {
+      options.engines?.installed();
+      installed(snapshot, logger, metrics);
+    }
   };
+  return apply;
 }
 
 function report(problem: PolicyProblem, logger: Logger, events: PolicyProblemReporter | undefined): void {

@@ -11,6 +11,13 @@ import {
   type TrustRoot,
 } from '@signet/k8s-types';
 
+/** A ConfigMap's data: what `policy.configMapRef` reads a CUE, Rego or CEL policy from. */
+export interface ConfigMapData {
+  readonly namespace: string;
+  readonly name: string;
+  readonly data: Readonly<Record<string, string>>;
+}
+
 /** A Secret's data, decoded: what `secretRef` keys and pull secrets are read from. */
 export interface SecretData {
   readonly namespace: string;
@@ -41,6 +48,8 @@ export interface PolicyObjects {
   readonly trustRoots: readonly TrustRoot[];
   readonly config: PolicyControllerConfig;
   readonly secrets: readonly SecretData[];
+  /** The ConfigMaps of the webhook's namespace, for `configMapRef` policies. */
+  readonly configMaps: readonly ConfigMapData[];
   /** Objects that could not be used, with the reason; the others still apply. */
   readonly problems: readonly PolicyProblem[];
 }
@@ -61,6 +70,30 @@ export interface PolicyProblem {
   readonly cause?: unknown;
   /** Where the object came from (a file), when not from a cluster. */
   readonly source?: string;
+}
+
+/** A ConfigMap's string data; binary data and other fields are not policy sources. */
+export function configMapFromObject(
+  object: Record<string, unknown>,
+  fallbackNamespace: string,
+): ConfigMapData {
+  const metadata = isObject(object.metadata) ? object.metadata : {};
+  const name = typeof metadata.name === 'string' ? metadata.name : '';
+  if (name === '')
+    throw new FieldError('INVALID_OBJECT', 'metadata.name', 'required string (in a ConfigMap)');
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : fallbackNamespace;
+  const data: Record<string, string> = {};
+  for (const [key, value] of Object.entries(isObject(object.data) ? object.data : {})) {
+    if (typeof value !== 'string') {
+      throw new FieldError(
+        'INVALID_OBJECT',
+        `data.${key}`,
+        `must be a string (in ConfigMap/${namespace}/${name})`,
+      );
+    }
+    data[key] = value;
+  }
+  return { namespace, name, data };
 }
 
 /** Decodes a Secret object (base64 `data`, plain `stringData`). */
@@ -138,6 +171,7 @@ export function collectPolicyObjects(objects: readonly unknown[], namespace: str
   const unreadable: UnreadablePolicy[] = [];
   const trustRoots: TrustRoot[] = [];
   const secrets: SecretData[] = [];
+  const configMaps: ConfigMapData[] = [];
   objects.forEach((object, index) => {
     if (object === null || object === undefined) return;
     try {
@@ -154,6 +188,9 @@ export function collectPolicyObjects(objects: readonly unknown[], namespace: str
         case 'Secret':
           secrets.push(secretFromObject(object, namespace));
           break;
+        case 'ConfigMap':
+          configMaps.push(configMapFromObject(object, namespace));
+          break;
         default:
           break;
       }
@@ -163,7 +200,7 @@ export function collectPolicyObjects(objects: readonly unknown[], namespace: str
         unreadable.push(unreadablePolicy(object, index, error));
     }
   });
-  return { policies, unreadable, trustRoots, config, secrets, problems };
+  return { policies, unreadable, trustRoots, config, secrets, configMaps, problems };
 }
 
 /** What can still be read of a ClusterImagePolicy that does not parse. */
@@ -191,6 +228,7 @@ export function mergePolicyObjects(all: readonly PolicyObjects[]): PolicyObjects
     unreadable: all.flatMap((o) => o.unreadable),
     trustRoots: all.flatMap((o) => o.trustRoots),
     secrets: all.flatMap((o) => o.secrets),
+    configMaps: all.flatMap((o) => o.configMaps),
     problems: all.flatMap((o) => o.problems),
     config: all.at(-1)?.config ?? parsePolicyControllerConfig(undefined),
   };

@@ -17,7 +17,10 @@ import type { ClusterImagePolicy, PolicyControllerConfig } from '@signet/k8s-typ
 import {
   type CompiledAuthorities,
   compileAuthorities,
+  PolicyCompileError,
+  type PolicyEngineHost,
   type PolicyToVerify,
+  type RemotePolicyFetch,
   type TrustRootOptions,
   trustRootResolver,
 } from '@signet/verifier';
@@ -55,13 +58,24 @@ export interface CompileOptions {
   readonly namespace: string;
   readonly trust?: TrustRootOptions;
   readonly now?: () => Date;
+  /** CUE and Rego; without them such policies are broken (they deny what they match). */
+  readonly engines?: PolicyEngineHost;
+  /** `policy.remote`; without it such policies are broken. */
+  readonly fetchRemotePolicy?: RemotePolicyFetch;
 }
 
 export interface CompileResult {
   /** `undefined` when the set as a whole cannot be used (the previous snapshot stays). */
   readonly snapshot: PolicySnapshot | undefined;
   readonly problems: readonly PolicyProblem[];
+  /**
+   * A policy is broken for a reason that may pass (a remote policy could not be fetched, an engine
+   * failed): compile the same objects again later.
+   */
+  readonly retry: boolean;
 }
+
+const PASSING_CODES: ReadonlySet<string> = new Set(['REMOTE_POLICY_FAILED', 'POLICY_ENGINE_FAILED']);
 
 function digestOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
@@ -138,9 +152,9 @@ function matcherOf(cip: ClusterImagePolicy, broken: string | undefined, problems
 
 /**
  * Compiles policy objects into a snapshot: per policy core's matcher (globs, match selectors) and
- * the verifier's compiled authorities (keys, trust roots, CEL). No policy ever disappears, since its
+ * the verifier's compiled authorities (keys, trust roots, CEL, CUE, Rego). No policy ever disappears, since its
  * images could then fall through to the no-match policy: one that does not parse, or whose globs,
- * selectors or authorities cannot be compiled (a CUE or Rego policy, a KMS key, a bad key), stays
+ * selectors or authorities cannot be compiled (a KMS key, a bad key, a CUE or Rego policy that does not compile, a remote one that cannot be fetched), stays
  * in the set and denies what it may have matched with the reason (in its mode).
  */
 export async function compileSnapshot(
@@ -155,8 +169,9 @@ export async function compileSnapshot(
     ),
   ];
   const secrets = new Map(objects.secrets.map((s) => [`${s.namespace}/${s.name}`, s.data]));
+  const configMaps = new Map(objects.configMaps.map((c) => [`${c.namespace}/${c.name}`, c.data]));
   const resolver = trustRootResolver(objects.trustRoots, options.trust ?? {});
-  // Any change of the Secrets or TrustRoots a policy may read gives every policy a new revision.
+  // Any change of the Secrets, ConfigMaps or TrustRoots a policy may read gives every policy a new revision.
   const shared = digestOf({
     secrets: objects.secrets.map((s) => [
       s.namespace,
@@ -164,7 +179,9 @@ export async function compileSnapshot(
       Object.entries(s.data).map(([k, v]) => [k, digestOf(Buffer.from(v).toString('base64'))]),
     ]),
     trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
+    configMaps: objects.configMaps.map((c) => [c.namespace, c.name, digestOf(c.data)]),
   });
+  let retry = false;
   const records = await Promise.all(
     matchers.map(async ({ matcher, broken: unusable }): Promise<SnapshotPolicy> => {
       const cip: ClusterImagePolicy = matcher.policy;
@@ -175,9 +192,13 @@ export async function compileSnapshot(
         compiled = await compileAuthorities(cip, {
           trustRoots: resolver,
           lookupSecret: (namespace, name) => secrets.get(`${namespace}/${name}`),
+          lookupConfigMap: (namespace, name) => configMaps.get(`${namespace}/${name}`),
           systemNamespace: options.namespace,
+          ...(options.engines ? { engines: options.engines } : {}),
+          ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
         });
       } catch (error) {
+        retry ||= error instanceof PolicyCompileError && PASSING_CODES.has(error.code);
         if (broken === undefined) {
           broken = (error as Error).message;
           problems.push({
@@ -208,6 +229,7 @@ export async function compileSnapshot(
       match: (reference, subject) => matchPolicies(set, reference, subject),
     },
     problems,
+    retry,
   };
 }
 
@@ -218,6 +240,11 @@ export class PolicyStore {
 
   get current(): PolicySnapshot | undefined {
     return this.#current;
+  }
+
+  /** The number of the newest compile started. */
+  get version(): number {
+    return this.#version;
   }
 
   /** Starts a compile; only the newest one started may be installed (an older one finishing late is dropped). */

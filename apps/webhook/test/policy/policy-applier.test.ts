@@ -154,4 +154,39 @@ spec:
       broken: ['bad-glob', 'bad-selector', 'numeric-glob', 'typo'],
     });
   });
+
+  it('compiles a view with a remote policy that could not be fetched again, on a schedule, until a newer view comes', async () => {
+    const store = new PolicyStore();
+    const logs = new LogCapture();
+    const fetched: string[] = [];
+    const apply = policyApplier({
+      store,
+      compile: {
+        namespace: 'signet-system',
+        fetchRemotePolicy: async (url) => {
+          fetched.push(url);
+          throw new Error('connection refused');
+        },
+      },
+      logger: createLogger({ destination: logs }),
+      metrics: new SignetMetrics({ defaultMetrics: false }),
+      retryAfterMs: 100,
+    });
+    const remote = `${good}  policy:
+    type: cel
+    remote: { url: "https://policies.example/p.cel", sha256sum: "${'a'.repeat(64)}" }
+`;
+    await apply(parsePolicyYaml(remote, 'signet-system'));
+    expect(store.current?.broken.get('good')).toContain(
+      'spec.policy.remote (policy of the ClusterImagePolicy): connection refused',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(fetched.length).toBeGreaterThanOrEqual(3);
+    // A newer view without the remote policy ends the schedule.
+    await apply(parsePolicyYaml(good, 'signet-system'));
+    const after = fetched.length;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(fetched.length).toBe(after);
+    expect(store.current?.broken.size).toBe(0);
+  });
 });

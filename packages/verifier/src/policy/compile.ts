@@ -21,11 +21,16 @@ import { SignatureCheckError } from '../sigstore/errors.js';
 import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
 import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
 import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
-import type { CelProgram } from './cel.js';
+import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
 import { compileCertificates, compileKeys, type KeyRefContext, type SecretLookup } from './keys.js';
 import { predicateTypeURI } from './predicate-types.js';
-import { type ConfigMapLookup, compilePolicyProgram, type ProgramContext } from './programs.js';
+import {
+  type ConfigMapLookup,
+  compilePolicyProgram,
+  type PolicyProgram,
+  type ProgramContext,
+} from './programs.js';
 import { trustFor } from './trust-selection.js';
 
 export interface CompileContext {
@@ -37,6 +42,10 @@ export interface CompileContext {
   readonly systemNamespace?: string;
   /** ConfigMaps for `policy.configMapRef`. Without it, such policies are refused at compile time. */
   readonly lookupConfigMap?: ConfigMapLookup;
+  /** The CUE and Rego engines (`@signet/policy-engines`). Without them, such policies are refused at compile time. */
+  readonly engines?: PolicyEngineHost;
+  /** Fetches `policy.remote` (pinned by `sha256sum`). Without it, remote policies are refused at compile time. */
+  readonly fetchRemotePolicy?: RemotePolicyFetch;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -55,7 +64,7 @@ export interface CompiledAttestation {
   readonly requested: string;
   /** The predicate type URI that must match the statement's `predicateType`. */
   readonly predicateType: string;
-  readonly policy: CelProgram | undefined;
+  readonly policy: PolicyProgram | undefined;
 }
 
 interface AuthorityBase {
@@ -93,7 +102,7 @@ export type CompiledAuthority = StaticAuthority | SignerAuthority;
 
 /** The spec-level `policy` (CEL) and what it asks the caller to provide. */
 export interface CompiledSpecPolicy {
-  readonly program: CelProgram;
+  readonly program: PolicyProgram;
   readonly includeSpec: boolean;
   readonly includeObjectMeta: boolean;
   readonly includeTypeMeta: boolean;
@@ -113,7 +122,8 @@ export const DEFAULT_SYSTEM_NAMESPACE = 'cosign-system';
 
 /**
  * Compiles `cip`'s authorities and spec-level policy. Throws {@link PolicyCompileError} when the
- * policy cannot be enforced as written (CUE/Rego policies, KMS keys, bad PEM, regexp or CEL). A
+ * policy cannot be enforced as written (KMS keys, bad PEM, regexp, CEL, CUE or Rego; a remote
+ * policy that cannot be fetched). A
  * missing Secret or an unloadable trust root does not throw: that authority fails at admission
  * with an `infrastructure` failure, and the others still count.
  */
@@ -129,7 +139,7 @@ export async function compileAuthorities(
     ),
   );
   const specPolicy =
-    cip.spec.policy === undefined ? undefined : compileSpecPolicy(policy, cip.spec.policy, context);
+    cip.spec.policy === undefined ? undefined : await compileSpecPolicy(policy, cip.spec.policy, context);
   return Object.freeze({
     policy,
     mode: policyModeOf(cip),
@@ -156,7 +166,9 @@ async function compileAuthority(
     index,
     sources: compileSources(authority.source ?? [], site),
     signatureFormat: authority.signatureFormat ?? 'legacy',
-    attestations: (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
+    attestations: await Promise.all(
+      (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
+    ),
   };
   if (authority.static !== undefined) {
     return Object.freeze({
@@ -295,12 +307,12 @@ function repositoryOf(oci: string, site: PolicySite): RepositoryRef {
   return { registry: reference.registry, repository: reference.repository };
 }
 
-function compileAttestation(
+async function compileAttestation(
   attestation: Attestation,
   site: PolicySite,
   index: number,
   context: CompileContext,
-): CompiledAttestation {
+): Promise<CompiledAttestation> {
   const attestationSite: PolicySite = {
     ...site,
     path: `${site.path}.attestations[${index}]`,
@@ -313,7 +325,7 @@ function compileAttestation(
     policy:
       attestation.policy === undefined
         ? undefined
-        : compilePolicyProgram(
+        : await compilePolicyProgram(
             attestation.policy,
             { ...attestationSite, path: `${attestationSite.path}.policy` },
             programContext(context),
@@ -321,10 +333,14 @@ function compileAttestation(
   });
 }
 
-function compileSpecPolicy(policy: string, spec: Policy, context: CompileContext): CompiledSpecPolicy {
+async function compileSpecPolicy(
+  policy: string,
+  spec: Policy,
+  context: CompileContext,
+): Promise<CompiledSpecPolicy> {
   const site: PolicySite = { policy, path: 'spec.policy', label: 'policy of the ClusterImagePolicy' };
   return Object.freeze({
-    program: compilePolicyProgram(spec, site, programContext(context)),
+    program: await compilePolicyProgram(spec, site, programContext(context)),
     includeSpec: spec.includeSpec === true,
     includeObjectMeta: spec.includeObjectMeta === true,
     includeTypeMeta: spec.includeTypeMeta === true,
@@ -336,5 +352,7 @@ function programContext(context: CompileContext): ProgramContext {
   return {
     lookupConfigMap: context.lookupConfigMap,
     systemNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+    engines: context.engines,
+    fetchRemote: context.fetchRemotePolicy,
   };
 }

@@ -1,9 +1,15 @@
 /** Why a ClusterImagePolicy cannot be compiled. Callers branch on the code, never on the message. */
 export type PolicyCompileCode =
-  /** A policy `type` other than `cel` (`cue`, `rego`, ...). */
+  /** A policy `type` other than `cel`, `cue` and `rego`, or CUE/Rego without the policy engines. */
   | 'UNSUPPORTED_POLICY_TYPE'
-  /** A policy from `remote` (needs the network), or a `configMapRef` without a ConfigMap lookup. */
+  /** A policy without a source, with several, or whose ConfigMap cannot be read. */
   | 'UNSUPPORTED_POLICY_SOURCE'
+  /** A `remote` policy that could not be fetched, or whose content does not match its `sha256sum`. */
+  | 'REMOTE_POLICY_FAILED'
+  /** A CUE or Rego policy that does not compile. */
+  | 'INVALID_POLICY'
+  /** The CUE or Rego engine failed while compiling the policy (not built, out of time or memory). */
+  | 'POLICY_ENGINE_FAILED'
   /** `key.kms`: KMS keys are not supported yet. */
   | 'UNSUPPORTED_KMS'
   /** A public key that does not parse. */

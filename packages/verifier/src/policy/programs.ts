@@ -1,7 +1,11 @@
-// The CEL programs of a policy (`attestations[].policy`, `spec.policy`): only `type: cel` is
-// evaluated; CUE and Rego are refused when the policy is compiled, never silently skipped.
-import type { Policy } from '@signet/k8s-types';
+// The policies of a ClusterImagePolicy (`attestations[].policy`, `spec.policy`), compiled once
+// per policy revision: `cel` (a Signet extension) in-process, `cue` and `rego` in the engines of
+// the compile context, as policy-controller evaluates them. The source is `data`, a ConfigMap
+// (`configMapRef`) or a `remote` URL pinned by `sha256sum`, exactly one of them (upstream's
+// validation); a remote one is fetched here, never per admission.
+import type { ConfigMapReference, Policy, RemotePolicy } from '@signet/k8s-types';
 import { type CelProgram, compileCel } from './cel.js';
+import type { EngineLanguage, EngineProgram, PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
 
 /** Reads a ConfigMap's `data`, or `undefined` when there is no such ConfigMap. */
@@ -14,18 +18,60 @@ export interface ProgramContext {
   readonly lookupConfigMap: ConfigMapLookup | undefined;
   /** Namespace of a `configMapRef` without one. */
   readonly systemNamespace: string;
+  readonly engines: PolicyEngineHost | undefined;
+  readonly fetchRemote: RemotePolicyFetch | undefined;
 }
 
-/** Compiles a policy of type `cel` from `data` or a ConfigMap. Throws {@link PolicyCompileError}. */
-export function compilePolicyProgram(policy: Policy, site: PolicySite, context: ProgramContext): CelProgram {
-  if (policy.type !== 'cel') {
+export type PolicyProgram = { readonly source: string } & (
+  | { readonly language: 'cel'; readonly cel: CelProgram }
+  | { readonly language: EngineLanguage; readonly engine: EngineProgram }
+);
+
+/** A program's verdict. `infrastructure`: the engine failed, nothing was judged. */
+export type ProgramOutcome =
+  | { readonly passed: true }
+  | {
+      readonly passed: false;
+      readonly reason: string;
+      readonly infrastructure: boolean;
+      readonly cause?: unknown;
+    };
+
+/** What a program is evaluated over: Signet's CEL bindings, or the JSON document upstream gives CUE and Rego. */
+export interface ProgramInputs {
+  readonly cel: () => Readonly<Record<string, unknown>>;
+  readonly document: () => unknown;
+}
+
+const LANGUAGES = ['cel', 'cue', 'rego'];
+
+/** Compiles `policy`. Throws {@link PolicyCompileError}. */
+export async function compilePolicyProgram(
+  policy: Policy,
+  site: PolicySite,
+  context: ProgramContext,
+): Promise<PolicyProgram> {
+  if (!LANGUAGES.includes(policy.type)) {
+    throw new PolicyCompileError(
+      'UNSUPPORTED_POLICY_TYPE',
+      { ...site, path: `${site.path}.type` },
+      `policy type ${JSON.stringify(policy.type)} is not supported: only [cue,rego] (and Signet's cel) are`,
+    );
+  }
+  const language = policy.type as PolicyProgram['language'];
+  if (language !== 'cel' && context.engines === undefined) {
     throw new PolicyCompileError(
       'UNSUPPORTED_POLICY_TYPE',
       site,
-      `policy type ${JSON.stringify(policy.type)} is not supported; Signet evaluates policies of type "cel" (rewrite the ${policy.type} policy in CEL)`,
+      `${language} policies need the policy engines (@signet/policy-engines), which this verifier was not given`,
     );
   }
-  const source = policySource(policy, site, context);
+  const source = await policySource(policy, site, context);
+  if (language === 'cel') return { source, language, cel: compileCelProgram(source, site) };
+  return { source, language, engine: await compileEngineProgram(language, source, site, context.engines) };
+}
+
+function compileCelProgram(source: string, site: PolicySite): CelProgram {
   try {
     return compileCel(source);
   } catch (error) {
@@ -35,35 +81,149 @@ export function compilePolicyProgram(policy: Policy, site: PolicySite, context: 
   }
 }
 
-function policySource(policy: Policy, site: PolicySite, context: ProgramContext): string {
-  if (policy.data !== undefined && policy.data !== '') return policy.data;
-  if (policy.remote !== undefined) {
+async function compileEngineProgram(
+  language: EngineLanguage,
+  source: string,
+  site: PolicySite,
+  engines: PolicyEngineHost | undefined,
+): Promise<EngineProgram> {
+  try {
+    return await (engines as PolicyEngineHost).compile(language, source);
+  } catch (error) {
+    const invalid = error instanceof Error && error.name === 'PolicySourceError';
+    throw new PolicyCompileError(
+      invalid ? 'INVALID_POLICY' : 'POLICY_ENGINE_FAILED',
+      site,
+      invalid
+        ? `the ${language} policy does not compile: ${error.message}`
+        : `the ${language} engine failed: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+async function policySource(policy: Policy, site: PolicySite, context: ProgramContext): Promise<string> {
+  const given = [
+    policy.data !== undefined && policy.data !== '' && 'data',
+    policy.configMapRef !== undefined && 'configMapRef',
+    policy.remote !== undefined && 'remote',
+  ].filter((field): field is string => field !== false);
+  if (given.length !== 1) {
     throw new PolicyCompileError(
       'UNSUPPORTED_POLICY_SOURCE',
       site,
-      'remote policies are not supported (Signet fetches nothing while compiling); inline the CEL in data',
+      given.length === 0
+        ? 'expected exactly one, got neither: data, configMapRef, remote'
+        : `expected exactly one, got several: ${given.join(', ')}`,
     );
   }
-  const ref = policy.configMapRef;
-  if (ref?.name === undefined || ref.name === '') {
-    throw new PolicyCompileError('UNSUPPORTED_POLICY_SOURCE', site, 'the policy has no data');
+  if (given[0] === 'data') return policy.data as string;
+  if (given[0] === 'remote') return remoteSource(policy.remote as RemotePolicy, site, context);
+  return configMapSource(policy.configMapRef as ConfigMapReference, site, context);
+}
+
+async function remoteSource(
+  remote: RemotePolicy,
+  site: PolicySite,
+  context: ProgramContext,
+): Promise<string> {
+  const at = { ...site, path: `${site.path}.remote` };
+  let url: URL | undefined;
+  try {
+    url = new URL(remote.url ?? '');
+  } catch {
+    url = undefined;
   }
+  if (url === undefined || url.protocol !== 'https:' || url.host === '') {
+    throw new PolicyCompileError(
+      'UNSUPPORTED_POLICY_SOURCE',
+      { ...at, path: `${at.path}.url` },
+      `${JSON.stringify(remote.url ?? '')} is invalid: a host and the https scheme are expected`,
+    );
+  }
+  const sha256 = (remote.sha256sum ?? '').toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(sha256)) {
+    throw new PolicyCompileError(
+      'UNSUPPORTED_POLICY_SOURCE',
+      { ...at, path: `${at.path}.sha256sum` },
+      remote.sha256sum ? 'must be 64 hexadecimal digits' : 'missing field',
+    );
+  }
+  if (context.fetchRemote === undefined) {
+    throw new PolicyCompileError(
+      'UNSUPPORTED_POLICY_SOURCE',
+      at,
+      'remote policies need a fetcher, which this verifier was not given',
+    );
+  }
+  try {
+    return await context.fetchRemote(url.href, sha256);
+  } catch (error) {
+    throw new PolicyCompileError('REMOTE_POLICY_FAILED', at, (error as Error).message, { cause: error });
+  }
+}
+
+function configMapSource(ref: ConfigMapReference, site: PolicySite, context: ProgramContext): string {
+  const at = { ...site, path: `${site.path}.configMapRef` };
+  if (!ref.name)
+    throw new PolicyCompileError(
+      'UNSUPPORTED_POLICY_SOURCE',
+      { ...at, path: `${at.path}.name` },
+      'missing field',
+    );
+  if (!ref.key)
+    throw new PolicyCompileError(
+      'UNSUPPORTED_POLICY_SOURCE',
+      { ...at, path: `${at.path}.key` },
+      'missing field',
+    );
   if (context.lookupConfigMap === undefined) {
     throw new PolicyCompileError(
       'UNSUPPORTED_POLICY_SOURCE',
-      site,
+      at,
       'configMapRef policies need a ConfigMap lookup',
     );
   }
   const namespace = ref.namespace || context.systemNamespace;
   const data = context.lookupConfigMap(namespace, ref.name);
-  const value = data?.[ref.key ?? ''];
+  const value = data?.[ref.key];
   if (value === undefined) {
     throw new PolicyCompileError(
       'UNSUPPORTED_POLICY_SOURCE',
-      site,
-      `ConfigMap ${namespace}/${ref.name} ${data === undefined ? 'not found' : `has no key ${JSON.stringify(ref.key ?? '')}`}`,
+      at,
+      `ConfigMap ${namespace}/${ref.name} ${data === undefined ? 'not found' : `has no key ${JSON.stringify(ref.key)}`}`,
     );
   }
   return value;
+}
+
+/**
+ * Evaluates `program`. `name` is what upstream names in its messages: the attestation's name, or
+ * `ClusterImagePolicy` for the spec-level policy. A warning from a passing Rego policy fails it,
+ * as in policy-controller (its validator refuses on a warning as on an error).
+ */
+export async function runProgram(
+  program: PolicyProgram,
+  name: string,
+  inputs: ProgramInputs,
+): Promise<ProgramOutcome> {
+  if (program.language === 'cel') {
+    const outcome = program.cel.evaluate(inputs.cel());
+    return outcome.passed ? outcome : { ...outcome, infrastructure: false };
+  }
+  let outcome: Awaited<ReturnType<EngineProgram['evaluate']>>;
+  try {
+    outcome = await program.engine.evaluate(inputs.document());
+  } catch (error) {
+    return { passed: false, reason: (error as Error).message, infrastructure: true, cause: error };
+  }
+  if (outcome.passed && outcome.warning === undefined) return { passed: true };
+  const detail = outcome.passed ? (outcome.warning as string) : outcome.reason;
+  const wrapped =
+    program.language === 'cue'
+      ? `failed evaluating cue policy for ${name}: ${detail}`
+      : outcome.passed
+        ? detail
+        : `failed evaluating rego policy for type ${name}: ${detail}`;
+  return { passed: false, reason: wrapped, infrastructure: false };
 }

@@ -1,6 +1,7 @@
 // Admission-time evaluation of one authority: the artifacts the registry layer found for the
 // image digest, decoded, verified, bound to the digest, and (for attestations) matched by
-// predicate type and CEL policy. Pure and synchronous; never throws.
+// predicate type and policy (CEL in-process; CUE and Rego in their engines, hence async). Never
+// throws.
 import type { FailureKind } from '@signet/core';
 import type { DigestRef, DiscoveryRequest, FoundArtifact } from '../artifacts.js';
 import { decodeArtifact } from '../sigstore/decode.js';
@@ -8,6 +9,7 @@ import { SignatureCheckError } from '../sigstore/errors.js';
 import { COSIGN_SIGN_PREDICATE_TYPE, type InTotoStatement } from '../sigstore/payload.js';
 import { type SignerIdentity, type VerifiedArtifact, verifyArtifact } from '../sigstore/verify.js';
 import type { CompiledAttestation, CompiledAuthority, StaticAuthority } from './compile.js';
+import { runProgram } from './programs.js';
 import {
   type ArtifactCounts,
   type AuthorityCheck,
@@ -35,11 +37,11 @@ export function discoveryRequests(authority: CompiledAuthority, image: DigestRef
  * Verifies `artifacts` (found for `digest`) against one authority; `artifacts` is the error
  * instead when the registry could not be read for it. Never throws.
  */
-export function verifyAuthority(
+export async function verifyAuthority(
   authority: CompiledAuthority,
   digest: string,
   artifacts: readonly FoundArtifact[] | SignatureCheckError,
-): AuthorityCheck {
+): Promise<AuthorityCheck> {
   const name = authority.name;
   if (authority.type === 'static') return staticCheck(authority);
   const state = authority.state;
@@ -179,18 +181,18 @@ function isAttested(artifact: VerifiedArtifact): artifact is Attested {
   return artifact.statement !== undefined;
 }
 
-function attestationCheck(
+async function attestationCheck(
   authority: string,
   wanted: readonly CompiledAttestation[],
   verified: readonly VerifiedArtifact[],
   counts: ArtifactCounts,
   rejected: readonly RejectedArtifact[],
-): AuthorityCheck {
+): Promise<AuthorityCheck> {
   const attested = verified.filter(isAttested);
   const passing: Record<string, readonly VerifiedArtifact[]> = {};
   const signers: SignerIdentity[] = [];
   for (const attestation of wanted) {
-    const outcome = checkAttestation(attestation, attested);
+    const outcome = await checkAttestation(attestation, attested);
     if ('reason' in outcome) return { authority, passed: false, failure: outcome, counts, rejected };
     passing[attestation.name] = outcome;
     signers.push(...outcome.map((artifact) => artifact.signer));
@@ -207,10 +209,10 @@ function attestationCheck(
   };
 }
 
-function checkAttestation(
+async function checkAttestation(
   attestation: CompiledAttestation,
   attested: readonly Attested[],
-): readonly Attested[] | CheckFailure {
+): Promise<readonly Attested[] | CheckFailure> {
   const matching = attested.filter((a) => a.statement.predicateType === attestation.predicateType);
   if (matching.length === 0) {
     const seen = [...new Set(attested.map((a) => a.statement.predicateType))].join(', ');
@@ -222,17 +224,26 @@ function checkAttestation(
   const program = attestation.policy;
   if (program === undefined) return matching;
   const failures: Error[] = [];
-  const passed = matching.filter((artifact) => {
-    const outcome = program.evaluate(attestationBindings(artifact));
-    if (!outcome.passed)
+  let engineFailed = false;
+  const passed: Attested[] = [];
+  // One at a time: an engine runs one evaluation at a time anyway, and upstream stops at none.
+  for (const artifact of matching) {
+    const outcome = await runProgram(program, attestation.name, {
+      cel: () => attestationBindings(artifact),
+      // policy-controller evaluates CUE and Rego over the whole in-toto Statement.
+      document: () => artifact.statement.json,
+    });
+    if (outcome.passed) passed.push(artifact);
+    else {
+      engineFailed ||= outcome.infrastructure;
       failures.push(new Error(`${artifact.source}: ${outcome.reason}`, { cause: outcome.cause }));
-    return outcome.passed;
-  });
+    }
+  }
   if (passed.length > 0) return passed;
   const reasons = [...new Set(failures.map((failure) => failure.message))];
   const shown = reasons.slice(0, MAX_REASONS).join('; ');
   return failureOf(
-    'ATTESTATION_POLICY_FAILED',
+    engineFailed ? 'POLICY_ENGINE_FAILED' : 'ATTESTATION_POLICY_FAILED',
     `attestation ${JSON.stringify(attestation.name)} policy failed for all ${matching.length} of type ${attestation.predicateType} (${shown})`,
     failures.length === 1 ? failures[0] : new AggregateError(failures, ''),
   );

@@ -1,11 +1,12 @@
 // One ClusterImagePolicy for one image: every authority verified, combined by `@signet/core`'s
 // `policyVerdict` (any authority passing passes the policy, as in policy-controller), then the
-// spec-level CEL policy over what matched. Pure and synchronous.
+// spec-level policy (CEL, CUE or Rego) over what matched.
 import { type PolicyVerdict, policyVerdict } from '@signet/core';
 import type { FoundArtifact } from '../artifacts.js';
 import type { SignatureCheckError } from '../sigstore/errors.js';
 import type { SignerIdentity } from '../sigstore/verify.js';
-import type { CompiledAuthorities, CompiledAuthority } from './compile.js';
+import type { CompiledAuthorities, CompiledAuthority, CompiledSpecPolicy } from './compile.js';
+import { runProgram } from './programs.js';
 import { type AuthorityCheck, failureOf } from './results.js';
 import { verifyAuthority } from './verify-authority.js';
 
@@ -29,29 +30,32 @@ export type PolicyCheck = PolicyVerdict & { readonly authorities: readonly Autho
  * combines them with `@signet/core`'s `policyVerdict` (any passing authority passes), then
  * evaluates the spec-level CEL policy when there is one and the policy passed.
  */
-export function verifyPolicy(
+export async function verifyPolicy(
   compiled: CompiledAuthorities,
   digest: string,
   /** What discovery found for each authority, or why the registry could not be read for it. */
   artifactsFor: (authority: CompiledAuthority) => readonly FoundArtifact[] | SignatureCheckError,
   inputs: SpecPolicyInputs = {},
-): PolicyCheck {
-  const authorities = compiled.authorities.map((authority) =>
-    verifyAuthority(authority, digest, artifactsFor(authority)),
+): Promise<PolicyCheck> {
+  const authorities = await Promise.all(
+    compiled.authorities.map((authority) => verifyAuthority(authority, digest, artifactsFor(authority))),
   );
   const verdict = policyVerdict({ name: compiled.policy, mode: compiled.mode }, authorities);
   const spec = compiled.specPolicy;
   if (!verdict.passed || spec === undefined) return { ...verdict, authorities };
-  const bindings: Record<string, unknown> = {
-    authorityMatches: authorityMatches(authorities),
-    spec: included(spec.includeSpec, inputs.spec),
-    metadata: included(spec.includeObjectMeta, inputs.metadata),
-    typemeta: included(spec.includeTypeMeta, inputs.typemeta),
-    config: included(spec.fetchConfigFile, inputs.config),
-  };
-  const outcome = spec.program.evaluate(bindings);
+  const outcome = await runProgram(spec.program, 'ClusterImagePolicy', {
+    cel: () => ({
+      authorityMatches: authorityMatches(authorities),
+      spec: included(spec.includeSpec, inputs.spec),
+      metadata: included(spec.includeObjectMeta, inputs.metadata),
+      typemeta: included(spec.includeTypeMeta, inputs.typemeta),
+      config: included(spec.fetchConfigFile, inputs.config),
+    }),
+    document: () => policyResult(authorities, spec, inputs),
+  });
   if (outcome.passed) return { ...verdict, authorities };
-  const failure = failureOf('POLICY_FAILED', `spec.policy failed: ${outcome.reason}`, outcome.cause);
+  const code = outcome.infrastructure ? 'POLICY_ENGINE_FAILED' : 'POLICY_FAILED';
+  const failure = failureOf(code, `spec.policy failed: ${outcome.reason}`, outcome.cause);
   return { policy: compiled.policy, mode: compiled.mode, passed: false, failure, authorities };
 }
 
@@ -89,4 +93,52 @@ function signerFields(signer: SignerIdentity): Record<string, string> {
   return signer.type === 'keyless'
     ? { subject: signer.subject, issuer: signer.issuer }
     : { key: signer.name, fingerprint: signer.fingerprint };
+}
+
+/**
+ * The document policy-controller gives a CUE or Rego spec-level policy: its `PolicyResult` as
+ * JSON, empty fields left out (Go's `omitempty`). Per passing authority, `signatures`
+ * (`{subject, issuer}` keyless, `{}` keyed), or `attestations` by name (the same plus
+ * `predicateType`), or `static: true`; then `spec`, `metadata`, `typemeta` and `config` when the
+ * policy asks for them and the caller has them. Upstream's `id` and `digest` fields and the
+ * Fulcio GitHub extensions are not given.
+ */
+export function policyResult(
+  checks: readonly AuthorityCheck[],
+  spec: CompiledSpecPolicy,
+  inputs: SpecPolicyInputs,
+): Record<string, unknown> {
+  const matches: Record<string, unknown> = {};
+  for (const check of checks) {
+    if (!check.passed) continue;
+    if (check.signatures.length > 0) {
+      matches[check.authority] = { signatures: check.signatures.map((s) => upstreamSigner(s.signer)) };
+    } else if (Object.keys(check.attestations).length > 0) {
+      const attestations: Record<string, unknown> = {};
+      for (const [name, list] of Object.entries(check.attestations)) {
+        // Undefined fields are left out of the JSON the engine is given.
+        attestations[name] = list.map((a) => ({
+          ...upstreamSigner(a.signer),
+          predicateType: a.statement?.predicateType,
+        }));
+      }
+      matches[check.authority] = { attestations };
+    } else if (check.static) {
+      matches[check.authority] = { static: true };
+    }
+  }
+  const document: Record<string, unknown> = {};
+  if (Object.keys(matches).length > 0) document.authorityMatches = matches;
+  const add = (asked: boolean, key: string, value: unknown) => {
+    if (asked && value !== undefined && value !== null) document[key] = value;
+  };
+  add(spec.fetchConfigFile, 'config', inputs.config);
+  add(spec.includeSpec, 'spec', inputs.spec);
+  add(spec.includeObjectMeta, 'metadata', inputs.metadata);
+  add(spec.includeTypeMeta, 'typemeta', inputs.typemeta);
+  return document;
+}
+
+function upstreamSigner(signer: SignerIdentity): Record<string, string> {
+  return signer.type === 'key' ? {} : { subject: signer.subject, issuer: signer.issuer };
 }

@@ -31,8 +31,10 @@ export type CheckCode =
   | 'BINDING_MISMATCH'
   /** The attestation's predicate type is not the one asked for. */
   | 'PREDICATE_TYPE_MISMATCH'
-  /** An attestation's CEL policy returned false or could not be evaluated on the predicate. */
+  /** An attestation's CEL, CUE or Rego policy returned false or could not be evaluated on the predicate. */
   | 'ATTESTATION_POLICY_FAILED'
+  /** A CUE or Rego engine failed (deadline passed, memory exhausted, crashed): nothing was judged. */
+  | 'POLICY_ENGINE_FAILED'
   /** No signature (or attestation) was found for the authority. */
   | 'NO_SIGNATURES'
   /** Signatures were found and none verified. */
@@ -41,7 +43,7 @@ export type CheckCode =
   | 'NO_MATCHING_ATTESTATION'
   /** A `static: {action: fail}` authority. */
   | 'STATIC_FAIL'
-  /** The ClusterImagePolicy's own (spec-level) CEL policy returned false. */
+  /** The ClusterImagePolicy's own (spec-level) policy returned false. */
   | 'POLICY_FAILED'
   /** The artifact cannot be parsed (bad JSON, base64, PEM, certificate, envelope). */
   | 'MALFORMED_ARTIFACT'
@@ -62,6 +64,7 @@ const INFRASTRUCTURE_CODES: ReadonlySet<CheckCode> = new Set<CheckCode>([
   'TRUST_ROOT_UNAVAILABLE',
   'SECRET_UNAVAILABLE',
   'REGISTRY_UNAVAILABLE',
+  'POLICY_ENGINE_FAILED',
   'VERIFIER_ERROR',
 ]);
 

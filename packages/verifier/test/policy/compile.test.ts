@@ -48,7 +48,7 @@ async function compileError(
 }
 
 describe('policies Signet refuses at compile time', () => {
-  it('refuse a CUE attestation policy, naming the policy, authority and attestation, and pointing to CEL', async () => {
+  it('refuse a CUE attestation policy without the policy engines, naming the policy, authority and attestation', async () => {
     const error = await compileError({
       name: 'ci',
       keyless,
@@ -62,19 +62,23 @@ describe('policies Signet refuses at compile time', () => {
     });
     expect(error.code).toBe('UNSUPPORTED_POLICY_TYPE');
     expect(error.message).toBe(
-      'ClusterImagePolicy "release": spec.authorities[0].attestations[0].policy (authority "ci", attestation "provenance"): policy type "cue" is not supported; Signet evaluates policies of type "cel" (rewrite the cue policy in CEL)',
+      'ClusterImagePolicy "release": spec.authorities[0].attestations[0].policy (authority "ci", attestation "provenance"): cue policies need the policy engines (@signet/policy-engines), which this verifier was not given',
     );
     expect(error).toMatchObject({ policy: 'release', path: 'spec.authorities[0].attestations[0].policy' });
   });
 
-  it('refuse a Rego spec-level policy', async () => {
+  it('refuse a Rego spec-level policy without the engines, and a policy type upstream does not know', async () => {
     const error = await compileError(
       { key: { data: KEY_PEM } },
       { policy: { type: 'rego', data: 'package sigstore' } },
     );
     expect(error.code).toBe('UNSUPPORTED_POLICY_TYPE');
     expect(error.message).toContain(
-      'ClusterImagePolicy "release": spec.policy (policy of the ClusterImagePolicy): policy type "rego"',
+      'ClusterImagePolicy "release": spec.policy (policy of the ClusterImagePolicy): rego policies need the policy engines',
+    );
+    const wasm = await compileError({ key: { data: KEY_PEM } }, { policy: { type: 'wasm', data: 'x' } });
+    expect(wasm.message).toContain(
+      'spec.policy.type (policy of the ClusterImagePolicy): policy type "wasm" is not supported: only [cue,rego] (and Signet\'s cel) are',
     );
   });
 
@@ -110,7 +114,7 @@ describe('policies Signet refuses at compile time', () => {
     ).toContain('must name a repository, without tag or digest');
   });
 
-  it('refuse remote policies and configMapRef without a lookup', async () => {
+  it('refuse remote policies and configMapRef without a lookup, and policies with no or several sources', async () => {
     const remote = await compileError({
       keyless,
       attestations: [
@@ -130,7 +134,12 @@ describe('policies Signet refuses at compile time', () => {
           attestations: [{ name: 'a', predicateType: 'x', policy: { type: 'cel' } }],
         })
       ).message,
-    ).toContain('the policy has no data');
+    ).toContain('expected exactly one, got neither: data, configMapRef, remote');
+    const both = { type: 'cel', data: 'true', configMapRef: { name: 'p', key: 'k' } };
+    expect(
+      (await compileError({ keyless, attestations: [{ name: 'a', predicateType: 'x', policy: both }] }))
+        .message,
+    ).toContain('expected exactly one, got several: data, configMapRef');
   });
 });
 
@@ -340,13 +349,20 @@ describe('compiled authorities', () => {
     const asked: string[] = [];
     const recording = (namespace: string, name: string) => {
       asked.push(`${namespace}/${name}`);
-      return { '': 'true' };
+      return { k: 'true' };
     };
-    const defaulted = await compileOne(policy({ name: 'p' }), { lookupConfigMap: recording });
+    const defaulted = await compileOne(policy({ name: 'p', key: 'k' }), { lookupConfigMap: recording });
     expect(defaulted.attestations[0]?.policy?.source).toBe('true');
     expect(asked).toEqual(['cosign-system/p']);
+    // Upstream's validation: both name and key are required.
     const noKey = await compileError(policy({ name: 'p', namespace: 'ns' }), {}, { lookupConfigMap });
-    expect(noKey.message).toContain('has no key ""');
+    expect(noKey.message).toContain(
+      'configMapRef.key (authority "authority-0", attestation "a"): missing field',
+    );
+    const noName = await compileError(policy({ key: 'k' }), {}, { lookupConfigMap });
+    expect(noName.message).toContain(
+      'configMapRef.name (authority "authority-0", attestation "a"): missing field',
+    );
   });
 
   it('compile the spec-level policy and what it asks for', async () => {

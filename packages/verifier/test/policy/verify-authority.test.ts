@@ -310,7 +310,7 @@ describe('policies', () => {
       { name: 'a', key: { data: publicPem(ecKeyPair()) } },
       { name: 'b', key: { data: RELEASE_PEM } },
     ]);
-    const result = verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
+    const result = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
     expect(result).toMatchObject({ policy: 'release', mode: 'enforce', passed: true, authority: 'b' });
     expect(result.authorities.map((a) => a.passed)).toEqual([false, true]);
   });
@@ -320,7 +320,7 @@ describe('policies', () => {
       { name: 'a', key: { data: publicPem(ecKeyPair()) } },
       { name: 'b', static: { action: 'fail' } },
     ]);
-    const result = verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
+    const result = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
     expect(result).toMatchObject({
       passed: false,
       failure: { kind: 'policy', reason: 'none of 2 authorities passed' },
@@ -341,12 +341,12 @@ describe('policies', () => {
         },
       },
     );
-    const passed = verifyPolicy(compiled, DIGEST, () => [keyedSignature()], {
+    const passed = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()], {
       spec: { replicas: 2 },
       metadata: { name: 'x' },
     });
     expect(passed).toMatchObject({ passed: true });
-    const failed = verifyPolicy(compiled, DIGEST, () => [keyedSignature()], { spec: { replicas: 3 } });
+    const failed = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()], { spec: { replicas: 3 } });
     expect(failed).toMatchObject({
       passed: false,
       failure: {
@@ -384,7 +384,7 @@ describe('policies', () => {
     );
     const artifacts = (authority: { name: string }) =>
       authority.name === 'ci' ? [keyless] : [legacyAttestation(dsseEnvelope(release, statement(SLSA, {})))];
-    expect(verifyPolicy(compiled, DIGEST, artifacts, { spec: { ignored: true } })).toMatchObject({
+    expect(await verifyPolicy(compiled, DIGEST, artifacts, { spec: { ignored: true } })).toMatchObject({
       passed: true,
     });
   });
@@ -406,7 +406,7 @@ describe('policies', () => {
         },
       },
     );
-    const result = verifyPolicy(compiled, DIGEST, () => [keyedSignature()], {
+    const result = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()], {
       metadata: { name: 'm' },
       typemeta: { kind: 'Pod' },
     });
@@ -417,7 +417,7 @@ describe('policies', () => {
     const compiled = await compile([{ key: { data: RELEASE_PEM } }], {
       policy: { type: 'cel', data: 'true' },
     });
-    expect(verifyPolicy(compiled, DIGEST, () => [])).toMatchObject({
+    expect(await verifyPolicy(compiled, DIGEST, () => [])).toMatchObject({
       passed: false,
       failure: { reason: 'no signature found' },
     });
@@ -425,7 +425,7 @@ describe('policies', () => {
 
   it('produce results core accepts as they are', async () => {
     const compiled = await compile([{ key: { data: RELEASE_PEM } }]);
-    const result: PolicyCheck = verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
+    const result: PolicyCheck = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
     const verdict: PolicyVerdict = result;
     const authorities: readonly AuthorityResult[] = result.authorities;
     expect(verdict.passed && authorities.length).toBe(1);
@@ -472,7 +472,7 @@ describe('unexpected failures', () => {
       ...authority,
       state: { kind: 'ready', check: { ...ready, signer: { ...ready.signer, keys: null } } },
     } as never;
-    const check = verifyAuthority(exploding, DIGEST, [keyedSignature()]);
+    const check = await verifyAuthority(exploding, DIGEST, [keyedSignature()]);
     expect(check).toMatchObject({
       passed: false,
       failure: { kind: 'infrastructure' },
@@ -515,12 +515,12 @@ describe('ca-cert keyless authorities', () => {
         set: setAnnotation(entry),
       });
     };
-    expect(verifyAuthority(authority, DIGEST, [await sign(await certify(corp.ca))])).toMatchObject({
+    expect(await verifyAuthority(authority, DIGEST, [await sign(await certify(corp.ca))])).toMatchObject({
       passed: true,
       signer: { subject: WORKFLOW },
     });
     const stranger = await certify(strangerCA.ca);
-    const rejected = verifyAuthority(authority, DIGEST, [await sign(stranger)]);
+    const rejected = await verifyAuthority(authority, DIGEST, [await sign(stranger)]);
     expect(rejected).toMatchObject({
       passed: false,
       rejected: [

@@ -3,6 +3,7 @@
 //   pnpm --filter @signet/testbed build-tools [names...]     (no names: every tool)
 import { TestbedError } from '../errors.js';
 import { ensureTools, isToolName, TOOL_NAMES, type ToolName } from '../tools.js';
+import { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from '../upstream.js';
 
 function parseArgs(argv: readonly string[]): { names: ToolName[]; concurrency: 1 | 2 } {
   const names: ToolName[] = [];
@@ -25,6 +26,10 @@ async function main(): Promise<void> {
     concurrency,
     onProgress: (event) => console.log(`build-tools: ${event.message}`),
   });
+  // The compatibility tests read policy-controller's policies from the module cache.
+  const upstream = `${POLICY_CONTROLLER_MODULE}@${POLICY_CONTROLLER_VERSION}`;
+  console.log(`build-tools: ${upstream} (go mod download)`);
+  console.log(`build-tools: ${upstream} at ${await policyControllerModule()}`);
   const seconds = Math.round((Date.now() - started) / 1000);
   console.log(`build-tools: ${Object.keys(paths).length} tools ready in ${seconds}s`);
 }

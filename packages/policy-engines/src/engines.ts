@@ -1,0 +1,76 @@
+// The CUE and Rego engines of a process. Nothing is loaded until a policy in that language is
+// compiled: a cluster without CUE or Rego policies pays neither start-up time nor memory.
+import { DEFAULT_LIMITS, type EngineEvent, type EngineLimits, LanguageEngine } from './engine.js';
+import { PolicyEngineError } from './errors.js';
+import { enginePath, type PolicyLanguage } from './languages.js';
+
+/** The outcome of one evaluation, with upstream's wording. */
+export type EngineOutcome =
+  | { readonly passed: true; readonly warning?: string }
+  | { readonly passed: false; readonly reason: string; readonly warning?: string };
+
+/** A policy compiled in its engine: evaluate it any number of times, release it when replaced. */
+export interface EnginePolicy {
+  readonly language: PolicyLanguage;
+  /**
+   * Evaluates the policy over `document` (a JSON value, or its JSON text). Rejects with a
+   * {@link PolicyEngineError} when the engine fails (timeout, memory, crash): an infrastructure
+   * failure, not a verdict.
+   */
+  evaluate(document: unknown): Promise<EngineOutcome>;
+  release(): void;
+}
+
+export interface PolicyEngines {
+  /** Compiles `source`; rejects with a PolicySourceError when it does not compile. */
+  compile(language: PolicyLanguage, source: string): Promise<EnginePolicy>;
+  close(): Promise<void>;
+}
+
+export interface PolicyEnginesOptions {
+  readonly limits?: Partial<EngineLimits>;
+  /** Where each engine's WebAssembly file is; this package's `engines/` by default. */
+  readonly wasmPath?: (language: PolicyLanguage) => string;
+  readonly onEvent?: (event: EngineEvent) => void;
+}
+
+export function createPolicyEngines(options: PolicyEnginesOptions = {}): PolicyEngines {
+  const limits: EngineLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const engines = new Map<PolicyLanguage, LanguageEngine>();
+  let closed = false;
+  const engineFor = (language: PolicyLanguage): LanguageEngine => {
+    let engine = engines.get(language);
+    if (engine === undefined) {
+      engine = new LanguageEngine({
+        language,
+        wasmPath: (options.wasmPath ?? enginePath)(language),
+        limits,
+        onEvent: options.onEvent,
+      });
+      engines.set(language, engine);
+    }
+    return engine;
+  };
+  return Object.freeze({
+    async compile(language: PolicyLanguage, source: string): Promise<EnginePolicy> {
+      if (closed) throw new PolicyEngineError('ENGINE_CLOSED', 'the policy engines are closed');
+      const engine = engineFor(language);
+      const id = await engine.compile(source);
+      return Object.freeze({
+        language,
+        async evaluate(document: unknown): Promise<EngineOutcome> {
+          const input = typeof document === 'string' ? document : JSON.stringify(document);
+          const answer = await engine.evaluate(id, input ?? 'null');
+          const warning = answer.warning ? { warning: answer.warning } : {};
+          if (answer.ok) return { passed: true, ...warning };
+          return { passed: false, reason: answer.error ?? 'the policy failed', ...warning };
+        },
+        release: () => engine.release(id),
+      });
+    },
+    async close(): Promise<void> {
+      closed = true;
+      await Promise.all([...engines.values()].map((engine) => engine.close()));
+    },
+  });
+}

@@ -1,0 +1,30 @@
+export type PolicyEngineErrorCode =
+  /** The engine's WebAssembly file is missing or does not load (the package was not built). */
+  | 'ENGINE_UNAVAILABLE'
+  /** The engine did not answer within the deadline: the evaluation was stopped. */
+  | 'ENGINE_TIMEOUT'
+  /** The engine stopped (out of memory, a crash); it is restarted for the next request. */
+  | 'ENGINE_CRASHED'
+  /** Too many requests are waiting for the engine. */
+  | 'ENGINE_BUSY'
+  /** The engines were closed. */
+  | 'ENGINE_CLOSED';
+
+/**
+ * A failure of the engine itself, never of the policy: callers treat it as an infrastructure
+ * failure (the admission is refused, not judged).
+ */
+export class PolicyEngineError extends Error {
+  override readonly name = 'PolicyEngineError';
+  readonly code: PolicyEngineErrorCode;
+
+  constructor(code: PolicyEngineErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** The policy's source does not compile (a syntax or type error, as the engine words it). */
+export class PolicySourceError extends Error {
+  override readonly name = 'PolicySourceError';
+}
