@@ -102,6 +102,8 @@ async function startSignet(runDir: string, group: testbed.ProcessGroup, signed: 
       ...['--tls-cert-file', file('tls.crt'), '--tls-key-file', file('tls.key')],
       ...['--insecure-registry', signed.registryHost],
       ...['--host', '127.0.0.1', '--port', String(port), '--ops-port', String(opsPort)],
+      // Nothing balances across replicas here: stop at once, so profiles are written before the kill.
+      '--shutdown-drain=0s',
     ],
     // As in the image: NODE_ENV=production, the log (JSON lines at info) goes to a file.
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'production' },

@@ -30,18 +30,86 @@ export const REDACTED_PATHS = [
 
 export interface LoggerSettings {
   readonly level?: string;
-  /** Where lines go (default stdout); tests pass a stream to read them. */
+  /** Where lines go (default stdout, buffered); tests pass a stream to read them. */
   readonly destination?: DestinationStream;
+}
+
+/** The loggers of a running Signet: one for everything, and one for the per-review line. */
+export interface Loggers {
+  /** Secrets redacted wherever they appear, whatever code logged them. */
+  readonly logger: Logger;
+  /**
+   * The one `admission` line per review: fixed fields that carry no secret (the deny text is what
+   * the API server shows the user anyway), so it skips redaction, which costs more than the rest
+   * of a cheap review's logging. Same destination and format.
+   */
+  readonly admissions: Logger;
+}
+
+function options(level: string, redact: boolean): LoggerOptions {
+  return {
+    level,
+    base: { service: 'signet' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    ...(redact ? { redact: { paths: REDACTED_PATHS, censor: '[redacted]' } } : {}),
+    formatters: { level: (label) => ({ level: label }) },
+  };
+}
+
+/**
+ * A destination that collects the lines of one event-loop turn and writes them with one system
+ * call at its end: under load many reviews finish in a turn, and a system call per line was a
+ * cheap review's costliest part; when idle a line is written as soon as its turn ends.
+ */
+export class TurnBufferedDestination implements DestinationStream {
+  readonly #target: { write(data: string): unknown; flushSync?(): void };
+  #chunks: string[] = [];
+  #scheduled = false;
+
+  constructor(target: { write(data: string): unknown; flushSync?(): void }) {
+    this.#target = target;
+  }
+
+  write(line: string): void {
+    this.#chunks.push(line);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  /** Writes what was collected now. */
+  readonly flush = (): void => {
+    this.#scheduled = false;
+    if (this.#chunks.length === 0) return;
+    const data = this.#chunks.length === 1 ? (this.#chunks[0] as string) : this.#chunks.join('');
+    this.#chunks = [];
+    this.#target.write(data);
+  };
+}
+
+/** Standard output is one per process, and so is its buffer. */
+let stdout: DestinationStream | undefined;
+
+/** Standard output, a system call per event-loop turn (synchronous, so nothing is lost on exit). */
+function bufferedStdout(): DestinationStream {
+  if (stdout !== undefined) return stdout;
+  const destination = new TurnBufferedDestination(pino.destination({ dest: 1, sync: true }));
+  stdout = destination;
+  process.once('exit', destination.flush);
+  return destination;
 }
 
 /** JSON lines, one object per event, secrets redacted. */
 export function createLogger(settings: LoggerSettings = {}): Logger {
-  const options: LoggerOptions = {
-    level: settings.level ?? 'info',
-    base: { service: 'signet' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    formatters: { level: (label) => ({ level: label }) },
+  return pino(options(settings.level ?? 'info', true), settings.destination ?? bufferedStdout());
+}
+
+/** Both loggers, writing to one destination. */
+export function createLoggers(settings: LoggerSettings = {}): Loggers {
+  const destination = settings.destination ?? bufferedStdout();
+  const level = settings.level ?? 'info';
+  return {
+    logger: pino(options(level, true), destination),
+    admissions: pino(options(level, false), destination),
   };
-  return settings.destination ? pino(options, settings.destination) : pino(options);
 }

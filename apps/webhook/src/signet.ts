@@ -14,7 +14,7 @@ import { createAdmissionApp } from './http/admission-app.js';
 import { createOpsApp } from './http/ops-app.js';
 import type { ClusterPolicySource } from './kube/cluster-source.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLoggers, type Logger } from './logger.js';
 import { SignetMetrics } from './metrics.js';
 import { type PolicyProblemReporter, policyApplier, RETRY_BROKEN_MS } from './policy/policy-applier.js';
 import { WebhookPolicyEngines } from './policy/policy-engines.js';
@@ -116,7 +116,10 @@ export async function startSignet(
   config: ServeConfig,
   overrides: SignetOverrides = {},
 ): Promise<RunningSignet> {
-  const logger = overrides.logger ?? createLogger({ level: config.logLevel });
+  const loggers = overrides.logger
+    ? { logger: overrides.logger, admissions: overrides.logger }
+    : createLoggers({ level: config.logLevel });
+  const { logger } = loggers;
   const metrics = overrides.metrics ?? new SignetMetrics();
   const kube = config.policyFiles.length === 0 ? await loadKube(config.kubeconfig) : undefined;
   // Policy files are read (and refused when unusable) before anything listens.
@@ -179,6 +182,7 @@ export async function startSignet(
   const admissionApp = createAdmissionApp({
     handler: admission.service.review,
     logger,
+    admissionLog: loggers.admissions,
     metrics,
     bodyLimitBytes: config.maxRequestBytes,
   });

@@ -55,6 +55,8 @@ export type ReviewHandler = (
 export interface AdmissionAppOptions {
   readonly handler: ReviewHandler;
   readonly logger: Logger;
+  /** Where the per-review `admission` line goes (default `logger`); see `createLoggers`. */
+  readonly admissionLog?: Logger;
   readonly metrics: SignetMetrics;
   /** Largest accepted body (default {@link DEFAULT_BODY_LIMIT}). */
   readonly bodyLimitBytes?: number;

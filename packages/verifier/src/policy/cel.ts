@@ -28,8 +28,8 @@ export function compileCel(source: string): CelProgram {
     evaluate(bindings: Readonly<Record<string, unknown>>): CelOutcome {
       // A planned expression returns errors (unsupported inputs included) rather than throwing.
       const result: CelResult = run(bindings as Record<string, CelInput>);
-      if (isCelError(result))
-        return { passed: false, reason: `CEL evaluation failed: ${result.message}`, cause: result };
+      // The error's message is the reason; it is not repeated as a cause.
+      if (isCelError(result)) return { passed: false, reason: `CEL evaluation failed: ${result.message}` };
       if (result === true) return { passed: true };
       return {
         passed: false,

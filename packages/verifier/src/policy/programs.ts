@@ -215,7 +215,12 @@ export async function runProgram(
   try {
     outcome = await program.engine.evaluate(inputs.document());
   } catch (error) {
-    return { passed: false, reason: (error as Error).message, infrastructure: true, cause: error };
+    // The error's message is the reason; only what lies beneath it is a cause.
+    const reason = error instanceof Error ? error.message : String(error);
+    const cause = error instanceof Error ? error.cause : undefined;
+    return cause === undefined
+      ? { passed: false, reason, infrastructure: true }
+      : { passed: false, reason, infrastructure: true, cause };
   }
   if (outcome.passed && outcome.warning === undefined) return { passed: true };
   const detail = outcome.passed ? (outcome.warning as string) : outcome.reason;

@@ -241,12 +241,27 @@ async function checkAttestation(
   }
   if (passed.length > 0) return passed;
   const reasons = [...new Set(failures.map((failure) => failure.message))];
-  const shown = reasons.slice(0, MAX_REASONS).join('; ');
+  const more = reasons.length > MAX_REASONS ? `; ${reasons.length - MAX_REASONS} more` : '';
+  const shown = `${reasons.slice(0, MAX_REASONS).join('; ')}${more}`;
+  // The reason already says what each policy run said; the cause carries only what lies beneath
+  // (an engine's own error), so that the deny line says nothing twice.
+  const beneath = distinctErrors(failures.map((failure) => failure.cause));
   return failureOf(
     engineFailed ? 'POLICY_ENGINE_FAILED' : 'ATTESTATION_POLICY_FAILED',
     `attestation ${JSON.stringify(attestation.name)} policy failed for all ${matching.length} of type ${attestation.predicateType} (${shown})`,
-    failures.length === 1 ? failures[0] : new AggregateError(failures, ''),
+    beneath.length === 0 ? undefined : beneath.length === 1 ? beneath[0] : new AggregateError(beneath, ''),
   );
+}
+
+/** The defined errors among `causes`, each message once, at most MAX_REASONS. */
+function distinctErrors(causes: readonly unknown[]): unknown[] {
+  const seen = new Map<string, unknown>();
+  for (const cause of causes) {
+    if (cause === undefined) continue;
+    const key = cause instanceof Error ? cause.message : String(cause);
+    if (!seen.has(key)) seen.set(key, cause);
+  }
+  return [...seen.values()].slice(0, MAX_REASONS);
 }
 
 /**

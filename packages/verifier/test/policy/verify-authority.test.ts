@@ -226,6 +226,51 @@ describe('attestation authorities', () => {
     ],
   });
 
+  it('say each reason once: what an engine failure lies on is the cause, its message only the reason', async () => {
+    const compiled = await compile([authority('true')]);
+    const [first] = compiled.authorities;
+    if (first?.type !== 'key') throw new Error('unreachable');
+    let calls = 0;
+    const failing = (thrown: () => unknown) => ({
+      ...first,
+      attestations: first.attestations.map((a) => ({
+        ...a,
+        policy: {
+          language: 'rego' as const,
+          source: 'package x',
+          engine: {
+            evaluate: async () => {
+              calls++;
+              throw thrown();
+            },
+          },
+        },
+      })),
+    });
+    const oom = () =>
+      new Error('the policy engine stopped', { cause: new Error(`worker ran out of memory ${calls}`) });
+    const one = await verifyAuthority(failing(oom) as never, DIGEST, [att({})]);
+    expect(one).toMatchObject({
+      passed: false,
+      failure: { code: 'POLICY_ENGINE_FAILED', kind: 'infrastructure' },
+    });
+    const line = !one.passed ? `${one.failure.reason} (${describeCause(one.failure.cause)})` : '';
+    expect(line.split('the policy engine stopped')).toHaveLength(2);
+    expect(line).toContain('worker ran out of memory 1');
+    const two = await verifyAuthority(failing(oom) as never, DIGEST, [att({}), att({ b: 1 })]);
+    expect(!two.passed && two.failure.cause).toBeInstanceOf(AggregateError);
+    const many = await verifyAuthority(
+      failing(() => new Error(`stopped ${calls}`, { cause: 'plain text' })) as never,
+      DIGEST,
+      [att({}), att({ b: 1 }), att({ b: 2 }), att({ b: 3 })],
+    );
+    expect(!many.passed && many.failure.reason).toMatch(/; 1 more\)$/);
+    expect(!many.passed && many.failure.cause).toBe('plain text');
+    const bare = await verifyAuthority(failing(() => 'a string') as never, DIGEST, [att({})]);
+    expect(!bare.passed && bare.failure).toMatchObject({ reason: expect.stringContaining('a string') });
+    expect(!bare.passed && bare.failure.cause).toBeUndefined();
+  });
+
   it('pass when a verified attestation of the type satisfies the CEL policy', async () => {
     const check = await checkOne(
       authority(
@@ -268,7 +313,9 @@ describe('attestation authorities', () => {
       att({ builder: {} }),
     ]);
     expect(!missing.passed && missing.failure.reason).toContain('CEL evaluation failed');
-    expect(!missing.passed && missing.failure.cause).toBeInstanceOf(AggregateError);
+    // Each run's reason is said once: the cause holds only what lies beneath it.
+    expect(!falsy.passed && falsy.failure.cause).toBeUndefined();
+    expect(!missing.passed && missing.failure.cause).toBeUndefined();
     const notBool = await checkOne(authority('"yes"'), [att({})]);
     expect(!notBool.passed && notBool.failure.reason).toContain('CEL policy returned "yes", not a bool');
   });
