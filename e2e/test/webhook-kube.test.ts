@@ -4,12 +4,13 @@
 
 import { X509Certificate } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
 import {
   ClusterPolicySource,
   compileSnapshot,
   createLogger,
+  KubeClient,
   KubePullSecretLookup,
+  loadKubeCredentials,
   PolicyEventRecorder,
   type PolicyObjects,
   SelfManagedTls,
@@ -20,7 +21,7 @@ import { type LocalCluster, startLocalCluster } from '../src/cluster/local-clust
 
 const crds = new URL('../../apps/webhook/chart/crds/', import.meta.url);
 let cluster: LocalCluster;
-let kubeConfig: KubeConfig;
+let client: KubeClient;
 const logger = createLogger({ level: 'silent' });
 
 async function eventually<T>(
@@ -41,8 +42,7 @@ beforeAll(async () => {
   cluster = await startLocalCluster({
     onProgress: (p) => console.log(`cluster: ${p.message ?? JSON.stringify(p)}`),
   });
-  kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(cluster.kubeconfig);
+  client = new KubeClient(loadKubeCredentials(cluster.kubeconfig));
   for (const file of readdirSync(crds)) await cluster.apply(readFileSync(new URL(file, crds), 'utf8'));
   await cluster.kubectl([
     'wait',
@@ -55,6 +55,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  client?.close();
   await cluster?.stop();
 });
 
@@ -62,7 +63,7 @@ describe('policy watches', () => {
   it('delivers ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets, and follows changes', async () => {
     const seen: PolicyObjects[] = [];
     const source = new ClusterPolicySource({
-      kubeConfig,
+      client,
       namespace: 'signet-system',
       logger,
       onChange: (o) => seen.push(o),
@@ -126,10 +127,10 @@ spec:
     - static: { action: pass }
       attestations: [{ name: vuln, predicateType: vuln, policy: { type: rego, data: "package x" } }]
 `);
-    const events = new PolicyEventRecorder(kubeConfig, logger);
+    const events = new PolicyEventRecorder(client, logger);
     let objects: PolicyObjects | undefined;
     const source = new ClusterPolicySource({
-      kubeConfig,
+      client,
       namespace: 'signet-system',
       logger,
       onChange: (o) => (objects = o),
@@ -183,7 +184,7 @@ describe('pull secrets', () => {
         imagePullSecrets: [{ name: 'pull' }],
       },
     ]);
-    const lookup = new KubePullSecretLookup(kubeConfig);
+    const lookup = new KubePullSecretLookup(client);
     expect(await lookup.serviceAccountPullSecrets('apps', 'builder')).toEqual(['pull']);
     expect(await lookup.serviceAccountPullSecrets('apps', 'missing')).toEqual([]);
     expect((await lookup.secret('apps', 'pull'))?.type).toBe('kubernetes.io/dockerconfigjson');
@@ -201,7 +202,7 @@ describe('self-managed TLS', () => {
       }),
     );
     const options = {
-      kubeConfig,
+      client,
       logger,
       namespace: 'signet-system',
       secretName: 'signet-webhook-tls',

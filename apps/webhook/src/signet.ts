@@ -67,21 +67,19 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
 
 /**
  * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS), loaded only when
- * policies come from a cluster: `@kubernetes/client-node` alone costs about 90 MB of memory, which
- * `--policy-file` deployments do not pay.
+ * policies come from a cluster.
  */
 async function loadKube(path: string | undefined) {
-  const [client, source, events, pullSecrets, tls] = await Promise.all([
-    import('@kubernetes/client-node'),
+  const [client, credentials, source, events, pullSecrets, tls] = await Promise.all([
+    import('./kube/client.js'),
+    import('./kube/credentials.js'),
     import('./kube/cluster-source.js'),
     import('./kube/events.js'),
     import('./kube/pull-secrets.js'),
     import('./kube/self-managed-tls.js'),
   ]);
-  const kubeConfig = new client.KubeConfig();
-  if (path !== undefined) kubeConfig.loadFromFile(path);
-  else kubeConfig.loadFromDefault();
-  return { kubeConfig, ...source, ...events, ...pullSecrets, ...tls };
+  const kubeClient = new client.KubeClient(credentials.loadKubeCredentials(path));
+  return { kubeClient, ...source, ...events, ...pullSecrets, ...tls };
 }
 
 async function loadPolicyFiles(config: ServeConfig): Promise<PolicyObjects> {
@@ -131,11 +129,11 @@ export async function startSignet(
     cacheTtlMs: config.cacheTtlMs,
     resolveDigests: config.resolveDigests,
     allowUnpinnedTags: config.allowUnpinnedTags,
-    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeConfig) } : {}),
+    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeClient) } : {}),
   });
   const { store } = admission;
   const events: PolicyProblemReporter | undefined = kube
-    ? new kube.PolicyEventRecorder(kube.kubeConfig, logger)
+    ? new kube.PolicyEventRecorder(kube.kubeClient, logger)
     : undefined;
   // Loaded on the first CUE or Rego policy only (ADR 0005).
   const engines = new WebhookPolicyEngines(logger);
@@ -167,7 +165,7 @@ export async function startSignet(
   } else {
     if (kube === undefined) throw new Error('self-managed TLS needs a cluster');
     selfManaged = new kube.SelfManagedTls({
-      kubeConfig: kube.kubeConfig,
+      client: kube.kubeClient,
       logger,
       namespace: config.namespace,
       secretName: config.tls.secretName,
@@ -214,7 +212,7 @@ export async function startSignet(
     await apply(fromFiles);
   } else if (kube !== undefined) {
     source = new kube.ClusterPolicySource({
-      kubeConfig: kube.kubeConfig,
+      client: kube.kubeClient,
       namespace: config.namespace,
       logger,
       onChange: (objects) => void apply(objects),
@@ -230,6 +228,7 @@ export async function startSignet(
     await source?.stop();
     await running.close(graceMs);
     await engines.close();
+    kube?.kubeClient.close();
   };
   return {
     ...admission,

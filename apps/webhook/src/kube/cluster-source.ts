@@ -1,29 +1,16 @@
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  type Informer,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  makeInformer,
-  type ObjectCache,
-} from '@kubernetes/client-node';
 import type { Logger } from '../logger.js';
 import { collectPolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
-import { statusOf } from './deadline.js';
-
-type Watched = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
+import { type KubeClient, statusOf } from './client.js';
+import { Reflector } from './reflector.js';
 
 interface WatchedCollection {
   readonly kind: string;
   readonly apiVersion: string;
-  informer: Watched;
-  /** The first list succeeded: the informer's cache holds the collection. */
-  listed: boolean;
+  readonly reflector: Reflector;
 }
 
 export interface ClusterPolicySourceOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   /** The webhook's namespace: its config ConfigMap and the Secrets policies reference live here. */
   readonly namespace: string;
   readonly logger: Logger;
@@ -36,8 +23,8 @@ const GROUP = 'policy.sigstore.dev';
 
 /**
  * Watches ClusterImagePolicies (v1beta1, or v1alpha1 where only that is served), TrustRoots,
- * the `config-policy-controller` ConfigMap and the Secrets of the webhook's namespace with
- * informers, and hands a complete snapshot to `onChange` after each burst of changes. `synced`
+ * the `config-policy-controller` ConfigMap and the Secrets of the webhook's namespace (list, then
+ * watch), and hands a complete snapshot to `onChange` after each burst of changes. `synced`
  * resolves after the first complete list of everything (readiness waits for it).
  */
 export class ClusterPolicySource {
@@ -64,78 +51,48 @@ export class ClusterPolicySource {
   async start(): Promise<void> {
     if (this.#started) throw new Error('ClusterPolicySource already started');
     this.#started = true;
-    const { kubeConfig: kc, namespace } = this.#options;
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const core = kc.makeApiClient(CoreV1Api);
-    const policyVersion = await this.#servedPolicyVersion(custom);
-    const watch = (kind: string, apiVersion: string, path: string, fn: () => Promise<unknown>) => {
-      // client-node's informer reports a failed list only as an `error` event (its start() still
-      // resolves), so a collection counts as listed only when our list function has returned.
-      const entry: WatchedCollection = { kind, apiVersion, listed: false, informer: undefined as never };
-      const list = async () => {
-        const result = (await fn()) as KubernetesListObject<KubernetesObject>;
-        entry.listed = true;
-        this.#schedule();
-        return result;
-      };
-      entry.informer = makeInformer(kc, path, list);
-      this.#informers.push(entry);
+    const { client, namespace } = this.#options;
+    const policyVersion = await this.#servedPolicyVersion();
+    const watch = (kind: string, apiVersion: string, path: string) => {
+      const reflector = new Reflector(client, path, {
+        onChange: () => this.#schedule(),
+        onError: (error) =>
+          this.#options.logger.error(
+            { err: error, collection: path },
+            'policy watch failed; restarting it in 5s',
+          ),
+      });
+      this.#informers.push({ kind, apiVersion, reflector });
     };
     watch(
       'ClusterImagePolicy',
       `${GROUP}/${policyVersion}`,
       `/apis/${GROUP}/${policyVersion}/clusterimagepolicies`,
-      () =>
-        custom.listClusterCustomObject({
-          group: GROUP,
-          version: policyVersion,
-          plural: 'clusterimagepolicies',
-        }),
     );
-    watch('TrustRoot', `${GROUP}/v1alpha1`, `/apis/${GROUP}/v1alpha1/trustroots`, () =>
-      custom.listClusterCustomObject({ group: GROUP, version: 'v1alpha1', plural: 'trustroots' }),
-    );
-    watch('ConfigMap', 'v1', `/api/v1/namespaces/${namespace}/configmaps`, () =>
-      core.listNamespacedConfigMap({ namespace }),
-    );
-    watch('Secret', 'v1', `/api/v1/namespaces/${namespace}/secrets`, () =>
-      core.listNamespacedSecret({ namespace }),
-    );
-    for (const { informer } of this.#informers) {
-      for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, () => this.#schedule());
-      informer.on('error', (error: unknown) => {
-        this.#options.logger.error({ err: error }, 'policy watch failed; restarting it in 5s');
-        setTimeout(() => {
-          if (!this.#stopped) void informer.start().catch(() => undefined);
-        }, 5000).unref();
-      });
-    }
-    await Promise.all(this.#informers.map(({ informer }) => informer.start()));
+    watch('TrustRoot', `${GROUP}/v1alpha1`, `/apis/${GROUP}/v1alpha1/trustroots`);
+    watch('ConfigMap', 'v1', `/api/v1/namespaces/${namespace}/configmaps`);
+    watch('Secret', 'v1', `/api/v1/namespaces/${namespace}/secrets`);
+    for (const { reflector } of this.#informers) reflector.start();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await Promise.all(this.#informers.map(({ informer }) => informer.stop()));
+    await Promise.all(this.#informers.map(({ reflector }) => reflector.stop()));
   }
 
   /** The current view of everything watched. */
   snapshot(): PolicyObjects {
     // Items of typed lists carry no kind or apiVersion; the parsers dispatch on them.
-    const objects = this.#informers.flatMap(({ kind, apiVersion, informer }) =>
-      informer.list().map((object) => ({ ...object, kind, apiVersion: object.apiVersion ?? apiVersion })),
+    const objects = this.#informers.flatMap(({ kind, apiVersion, reflector }) =>
+      reflector.objects().map((object) => ({ ...object, kind, apiVersion: object.apiVersion ?? apiVersion })),
     );
     return collectPolicyObjects(objects, this.#options.namespace);
   }
 
-  async #servedPolicyVersion(custom: CustomObjectsApi): Promise<'v1beta1' | 'v1alpha1'> {
+  async #servedPolicyVersion(): Promise<'v1beta1' | 'v1alpha1'> {
     try {
-      await custom.listClusterCustomObject({
-        group: GROUP,
-        version: 'v1beta1',
-        plural: 'clusterimagepolicies',
-        limit: 1,
-      });
+      await this.#options.client.get(`/apis/${GROUP}/v1beta1/clusterimagepolicies`, { query: { limit: 1 } });
       return 'v1beta1';
     } catch (error) {
       // Only a 404 means "not served"; anything else (no RBAC yet, API server starting) is retried
@@ -157,7 +114,7 @@ export class ClusterPolicySource {
   }
 
   #deliver(): void {
-    const pending = this.#informers.filter((entry) => !entry.listed).map((entry) => entry.kind);
+    const pending = this.#informers.filter((entry) => !entry.reflector.listed).map((entry) => entry.kind);
     if (pending.length > 0) {
       this.#options.logger.warn(
         { pending },

@@ -1,6 +1,5 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../logger.js';
-import { withTimeout } from './deadline.js';
+import type { KubeClient } from './client.js';
 
 export interface InvolvedObject {
   readonly apiVersion: string;
@@ -15,13 +14,13 @@ export interface InvolvedObject {
  * same object is reported once until it changes.
  */
 export class PolicyEventRecorder {
-  readonly #core: CoreV1Api;
+  readonly #client: KubeClient;
   readonly #logger: Logger;
   readonly #component: string;
   readonly #last = new Map<string, string>();
 
-  constructor(kubeConfig: KubeConfig, logger: Logger, component = 'signet') {
-    this.#core = kubeConfig.makeApiClient(CoreV1Api);
+  constructor(client: KubeClient, logger: Logger, component = 'signet') {
+    this.#client = client;
     this.#logger = logger;
     this.#component = component;
   }
@@ -31,25 +30,24 @@ export class PolicyEventRecorder {
     const key = `${object.kind}/${object.name}`;
     if (this.#last.get(key) === message) return;
     this.#last.set(key, message);
-    const now = new Date();
+    const now = new Date().toISOString();
     try {
-      await withTimeout(
-        'creating an Event',
-        5000,
-        this.#core.createNamespacedEvent({
-          namespace: 'default',
-          body: {
-            metadata: { generateName: `${object.name}.` },
-            involvedObject: { ...object },
-            reason,
-            message: message.slice(0, 1024),
-            type: 'Warning',
-            source: { component: this.#component },
-            firstTimestamp: now,
-            lastTimestamp: now,
-            count: 1,
-          },
-        }),
+      await this.#client.create(
+        '/api/v1/namespaces/default/events',
+        {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { generateName: `${object.name}.` },
+          involvedObject: { ...object },
+          reason,
+          message: message.slice(0, 1024),
+          type: 'Warning',
+          source: { component: this.#component },
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+        { timeoutMs: 5000 },
       );
     } catch (error) {
       this.#logger.warn({ err: error, object: key }, 'could not record an Event');

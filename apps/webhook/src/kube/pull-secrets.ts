@@ -1,6 +1,5 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { PullSecretLookup } from '../admission/credentials.js';
-import { statusOf, withTimeout } from './deadline.js';
+import { type KubeClient, statusOf } from './client.js';
 
 interface Cached<T> {
   readonly value: T;
@@ -12,17 +11,14 @@ interface Cached<T> {
  * burst of Pods of one workload costs one read. Every call is bounded by a timeout.
  */
 export class KubePullSecretLookup implements PullSecretLookup {
-  readonly #core: CoreV1Api;
+  readonly #client: KubeClient;
   readonly #ttlMs: number;
   readonly #timeoutMs: number;
   readonly #cache = new Map<string, Cached<unknown>>();
   readonly #now: () => number;
 
-  constructor(
-    kubeConfig: KubeConfig,
-    options: { ttlMs?: number; timeoutMs?: number; now?: () => number } = {},
-  ) {
-    this.#core = kubeConfig.makeApiClient(CoreV1Api);
+  constructor(client: KubeClient, options: { ttlMs?: number; timeoutMs?: number; now?: () => number } = {}) {
+    this.#client = client;
     this.#ttlMs = options.ttlMs ?? 30_000;
     this.#timeoutMs = options.timeoutMs ?? 3000;
     this.#now = options.now ?? Date.now;
@@ -31,12 +27,11 @@ export class KubePullSecretLookup implements PullSecretLookup {
   secret(namespace: string, name: string): Promise<Record<string, unknown> | undefined> {
     return this.#cached(`secret/${namespace}/${name}`, async () => {
       try {
-        const secret = await withTimeout(
-          `reading Secret ${namespace}/${name}`,
-          this.#timeoutMs,
-          this.#core.readNamespacedSecret({ name, namespace }),
+        const secret = await this.#client.get<Record<string, unknown>>(
+          `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
+          { timeoutMs: this.#timeoutMs },
         );
-        return { ...(secret as unknown as Record<string, unknown>), kind: 'Secret' };
+        return { ...secret, kind: 'Secret' };
       } catch (error) {
         if (statusOf(error) === 404) return undefined;
         throw new Error(`cannot read pull secret ${namespace}/${name}`, { cause: error });
@@ -47,10 +42,9 @@ export class KubePullSecretLookup implements PullSecretLookup {
   serviceAccountPullSecrets(namespace: string, name: string): Promise<string[]> {
     return this.#cached(`sa/${namespace}/${name}`, async () => {
       try {
-        const account = await withTimeout(
-          `reading ServiceAccount ${namespace}/${name}`,
-          this.#timeoutMs,
-          this.#core.readNamespacedServiceAccount({ name, namespace }),
+        const account = await this.#client.get<{ imagePullSecrets?: { name?: string }[] }>(
+          `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}`,
+          { timeoutMs: this.#timeoutMs },
         );
         return (account.imagePullSecrets ?? []).flatMap((ref) => (ref.name ? [ref.name] : []));
       } catch (error) {

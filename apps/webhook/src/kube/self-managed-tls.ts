@@ -1,10 +1,4 @@
 import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  type KubeConfig,
-  type V1Secret,
-} from '@kubernetes/client-node';
-import {
   createCertificateAuthority,
   type IssuedCertificate,
   issueServingCertificate,
@@ -12,10 +6,20 @@ import {
 } from '../certificates.js';
 import type { Logger } from '../logger.js';
 import type { CertificatePair } from '../tls.js';
-import { statusOf, withTimeout } from './deadline.js';
+import { type KubeClient, statusOf } from './client.js';
+
+interface Secret {
+  readonly metadata?: Record<string, unknown>;
+  readonly type?: string;
+  readonly data?: Record<string, string>;
+}
+
+interface WebhookConfiguration {
+  readonly webhooks?: { readonly clientConfig: { readonly caBundle?: string } }[];
+}
 
 export interface SelfManagedTlsOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   readonly logger: Logger;
   readonly namespace: string;
   readonly secretName: string;
@@ -53,15 +57,13 @@ const KEYS = {
  */
 export class SelfManagedTls {
   readonly #o: SelfManagedTlsOptions;
-  readonly #core: CoreV1Api;
-  readonly #admission: AdmissionregistrationV1Api;
+  readonly #client: KubeClient;
   #timer: NodeJS.Timeout | undefined;
   #current: Material | undefined;
 
   constructor(options: SelfManagedTlsOptions) {
     this.#o = options;
-    this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
-    this.#admission = options.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    this.#client = options.client;
   }
 
   /** Ensures valid material exists and returns the serving pair; then keeps it fresh. */
@@ -115,14 +117,15 @@ export class SelfManagedTls {
     );
   }
 
+  #secretPath(): string {
+    const { namespace, secretName } = this.#o;
+    return `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(secretName)}`;
+  }
+
   async #read(): Promise<Material | undefined> {
-    let secret: V1Secret;
+    let secret: Secret;
     try {
-      secret = await withTimeout(
-        'reading the TLS Secret',
-        5000,
-        this.#core.readNamespacedSecret({ name: this.#o.secretName, namespace: this.#o.namespace }),
-      );
+      secret = await this.#client.get<Secret>(this.#secretPath(), { timeoutMs: 5000 });
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw new Error(`cannot read TLS Secret ${this.#o.namespace}/${this.#o.secretName}`, { cause: error });
@@ -141,7 +144,9 @@ export class SelfManagedTls {
   /** Writes the material; when another replica won the race, takes theirs instead. */
   async #write(material: Material, exists: boolean): Promise<Material> {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const body: V1Secret = {
+    const body: Secret & { apiVersion: string; kind: string } = {
+      apiVersion: 'v1',
+      kind: 'Secret',
       metadata: {
         name: this.#o.secretName,
         namespace: this.#o.namespace,
@@ -158,13 +163,11 @@ export class SelfManagedTls {
     };
     const { secretName: name, namespace } = this.#o;
     try {
-      await withTimeout(
-        'writing the TLS Secret',
-        5000,
-        exists
-          ? this.#core.replaceNamespacedSecret({ name, namespace, body })
-          : this.#core.createNamespacedSecret({ namespace, body }),
-      );
+      if (exists) await this.#client.replace(this.#secretPath(), body, { timeoutMs: 5000 });
+      else
+        await this.#client.create(`/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, body, {
+          timeoutMs: 5000,
+        });
       this.#o.logger.info(
         { secret: `${namespace}/${name}`, notAfter: material.serving.notAfter },
         'issued a serving certificate',
@@ -183,27 +186,20 @@ export class SelfManagedTls {
     const caBundle = Buffer.from(bundle).toString('base64');
     const name = this.#o.webhookName;
     const kinds = [
-      {
-        kind: 'ValidatingWebhookConfiguration',
-        read: () => this.#admission.readValidatingWebhookConfiguration({ name }),
-        patch: (body: object[]) => this.#admission.patchValidatingWebhookConfiguration({ name, body }),
-      },
-      {
-        kind: 'MutatingWebhookConfiguration',
-        read: () => this.#admission.readMutatingWebhookConfiguration({ name }),
-        patch: (body: object[]) => this.#admission.patchMutatingWebhookConfiguration({ name, body }),
-      },
+      { kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations' },
+      { kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations' },
     ];
-    for (const { kind, read, patch } of kinds) {
+    for (const { kind, plural } of kinds) {
+      const path = `/apis/admissionregistration.k8s.io/v1/${plural}/${encodeURIComponent(name)}`;
       try {
-        const config = await withTimeout(`reading ${kind} ${name}`, 5000, read());
+        const config = await this.#client.get<WebhookConfiguration>(path, { timeoutMs: 5000 });
         const ops = (config.webhooks ?? []).flatMap((hook, i) =>
           hook.clientConfig.caBundle === caBundle
             ? []
             : [{ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle }],
         );
         if (ops.length > 0) {
-          await withTimeout(`patching ${kind} ${name}`, 5000, patch(ops));
+          await this.#client.jsonPatch(path, ops, { timeoutMs: 5000 });
           this.#o.logger.info({ kind, name }, 'patched the webhook caBundle');
         }
       } catch (error) {
