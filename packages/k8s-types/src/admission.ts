@@ -104,7 +104,18 @@ export function admissionReviewFor(response: AdmissionResponse): AdmissionReview
 export interface ParseOptions {
   /** Deepest nesting accepted inside `object` and `oldObject` (default 100). */
   readonly maxDepth?: number;
+  /**
+   * Whether the nesting was already bounded (by `parseAdmissionReviewJson`'s scan of the raw
+   * text): then the objects are not walked a second time for their depth.
+   */
+  readonly nestingChecked?: boolean;
 }
+
+/**
+ * Bodies up to this size are parsed without the bracket scan first: what their nesting can cost
+ * `JSON.parse` is bounded by their size, and the parsed objects' depth is checked instead.
+ */
+const SCAN_FROM_BYTES = 32 * 1024;
 
 const DEFAULT_MAX_DEPTH = 100;
 
@@ -132,7 +143,10 @@ export function parseAdmissionReview(body: unknown, options: ParseOptions = {}):
     if (raw === undefined || raw === null) fail('request', 'required object');
     const request = expectObject(raw, 'request', fail);
     if (typeof request.uid === 'string' && request.uid !== '') uid = request.uid;
-    const parsed = parseRequest(request, fail, options.maxDepth ?? DEFAULT_MAX_DEPTH);
+    const maxDepth = options.nestingChecked
+      ? Number.POSITIVE_INFINITY
+      : (options.maxDepth ?? DEFAULT_MAX_DEPTH);
+    const parsed = parseRequest(request, fail, maxDepth);
     return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', request: parsed };
   } catch (error) {
     if (error instanceof AdmissionReviewError) throw error;
@@ -142,18 +156,25 @@ export function parseAdmissionReview(body: unknown, options: ParseOptions = {}):
 }
 
 /**
- * Parses a raw request body (the bytes the API server sent) into a review. Nesting is bounded
- * before `JSON.parse` runs, so a hostile body of millions of brackets costs one linear scan.
+ * Parses a raw request body (the bytes the API server sent) into a review. The nesting of a large
+ * body is bounded before `JSON.parse` runs, so a hostile body of millions of brackets costs one
+ * linear scan; a small one's parsed objects are measured instead (one walk either way).
  */
 export function parseAdmissionReviewJson(
   text: string | Uint8Array,
   options: ParseOptions = {},
 ): IncomingAdmissionReview {
-  const source = typeof text === 'string' ? text : new TextDecoder('utf-8', { fatal: false }).decode(text);
+  const source =
+    typeof text === 'string'
+      ? text
+      : Buffer.isBuffer(text)
+        ? text.toString('utf8')
+        : new TextDecoder('utf-8', { fatal: false }).decode(text);
   // Two levels for the envelope (review, request) on top of what the objects may use.
   const limit = (options.maxDepth ?? DEFAULT_MAX_DEPTH) + 2;
-  const depth = jsonNestingExceeds(source, limit);
-  if (depth) throw new AdmissionReviewError('', `JSON nested deeper than ${limit} levels`);
+  const scan = source.length >= SCAN_FROM_BYTES;
+  if (scan && jsonNestingExceeds(source, limit))
+    throw new AdmissionReviewError('', `JSON nested deeper than ${limit} levels`);
   let body: unknown;
   try {
     body = JSON.parse(source);
@@ -162,7 +183,7 @@ export function parseAdmissionReviewJson(
       cause: error,
     });
   }
-  return parseAdmissionReview(body, options);
+  return parseAdmissionReview(body, scan ? { ...options, nestingChecked: true } : options);
 }
 
 /** True when brackets nest deeper than `limit` anywhere outside JSON strings. */
@@ -295,6 +316,7 @@ function parseObject(
  * stack while being measured, and it allocates nothing on the hot path.
  */
 function depthExceeds(value: object, limit: number): boolean {
+  if (limit === Number.POSITIVE_INFINITY) return false;
   if (limit === 0) return true;
   if (Array.isArray(value)) {
     for (const child of value) {
