@@ -5,7 +5,7 @@
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
 import type { DigestRef, DiscoveryRequest, FoundArtifact } from './artifacts.js';
-import { type CacheResult, VerificationCache } from './cache.js';
+import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
 import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
 import { discoveryRequests } from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
@@ -148,8 +148,8 @@ export class ImageVerifier {
     started: number,
   ): Promise<PolicyCheck> {
     const { discover } = reads;
-    const compute = async (signal: AbortSignal): Promise<PolicyCheck> => {
-      const call: RegistryCall = { signal, deadline: options.deadline };
+    // The work runs under `call`: this request's, or (shared) that of the request that started it.
+    const compute = async (call: RegistryCall): Promise<PolicyCheck> => {
       let inputs = options.specInputs;
       if (policy.compiled.specPolicy?.fetchConfigFile) {
         try {
@@ -177,10 +177,11 @@ export class ImageVerifier {
       );
       return verifyPolicy(policy.compiled, target.digest, (a) => found.get(a) ?? [], inputs);
     };
-    if (!cacheable(policy.compiled)) return compute(options.signal);
+    const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
+    if (!cacheable(policy.compiled)) return compute(own);
     const key = `${policy.revision}\u0000${target.registry}/${target.repository}@${target.digest}`;
     return this.#cache
-      .get(key, options.signal, compute, (check) => check.passed, this.#options.onCache)
+      .get(key, own, compute, (check) => check.passed, this.#options.onCache)
       .catch((error: unknown) =>
         failedCheck(policy, infrastructure('verification was cancelled', error, options, started)),
       );
@@ -214,6 +215,7 @@ function infrastructure(
 ): VerificationFailure {
   const timedOut =
     options.signal.aborted ||
+    error instanceof WaitDeadlineError ||
     (error instanceof RegistryError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'));
   if (timedOut) {
     const seconds = Math.max(0, (options.deadline - started) / 1000).toFixed(1);

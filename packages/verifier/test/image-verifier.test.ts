@@ -228,6 +228,28 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     expect(seen.at(-1)).toBe('hit');
   });
 
+  it('keeps each waiter on its own deadline: a short one neither cancels nor poisons shared work (issue 9, item 6)', async () => {
+    const image = await push(oci, 'team/shared-deadline');
+    await cosign.signLegacyKeyed(image.ref, key);
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    // A slow registry: every request waits 150 ms before it is sent.
+    const slow = new RegistryClient({
+      insecureHosts: [oci.host],
+      fetch: async (url, init) => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return fetch(url, init);
+      },
+    });
+    const verifier = new ImageVerifier({ registry: slow, cache: new VerificationCache() });
+    const impatient = verify(verifier, image.ref, [compiled], 100);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const patient = Array.from({ length: 5 }, () => verify(verifier, image.ref, [compiled], 10_000));
+    const short = only(await impatient);
+    expect(short).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
+    if (!short.passed) expect(short.failure.reason).toBe('verification timed out after 0.1s');
+    for (const result of await Promise.all(patient)) expect(only(result).passed).toBe(true);
+  });
+
   it('reports an unreachable registry as an infrastructure failure and never caches it', async () => {
     const stopped = await testbed.startRegistry({ referrers: false, group: group as Testbed.ProcessGroup });
     const client = new RegistryClient({
