@@ -10,6 +10,13 @@ export interface VerificationCacheOptions {
   readonly ttlMs?: number;
   /** Most entries kept (default 10,000; an entry is a few hundred bytes). */
   readonly maxEntries?: number;
+  /**
+   * How much earlier than a caller's own deadline the deadline of work in flight may be for the
+   * caller to join it (default 2 s). Reviews of one rollout arrive with deadlines a few
+   * milliseconds apart and share; a review whose deadline is much later than that of the work in
+   * flight (a client that asked for `?timeout=100ms` started it) starts its own.
+   */
+  readonly joinSlackMs?: number;
   readonly now?: () => number;
 }
 
@@ -43,6 +50,7 @@ interface Flight<T> {
 export class VerificationCache<T> {
   readonly #ttlMs: number;
   readonly #max: number;
+  readonly #joinSlackMs: number;
   readonly #now: () => number;
   readonly #entries = new Map<string, Entry<T>>();
   readonly #flights = new Map<string, Flight<T>>();
@@ -50,6 +58,7 @@ export class VerificationCache<T> {
   constructor(options: VerificationCacheOptions = {}) {
     this.#ttlMs = options.ttlMs ?? 300_000;
     this.#max = options.maxEntries ?? 10_000;
+    this.#joinSlackMs = options.joinSlackMs ?? 2_000;
     this.#now = options.now ?? Date.now;
   }
 
@@ -60,8 +69,8 @@ export class VerificationCache<T> {
   /**
    * The cached pass for `key`, or the result of `compute`. Concurrent calls for one key share one
    * computation, which runs under the deadline of the caller that started it; a caller whose own
-   * deadline is later starts a new computation instead of joining one that would give up too early
-   * (later callers join the newest). Each caller waits until its own signal fires or deadline
+   * deadline is more than `joinSlackMs` later starts a new computation instead of joining one that
+   * would give up too early (later callers join the newest). Each caller waits until its own signal fires or deadline
    * passes; the work is aborted only when every caller that waits for it has given up. `keep` says
    * whether a result may be cached (passes only).
    */
@@ -84,7 +93,7 @@ export class VerificationCache<T> {
       this.#entries.delete(key);
     }
     let flight = this.#flights.get(key);
-    if (flight !== undefined && flight.deadline < waiter.deadline) flight = undefined;
+    if (flight !== undefined && flight.deadline < waiter.deadline - this.#joinSlackMs) flight = undefined;
     onResult?.(flight === undefined ? 'miss' : 'shared');
     if (flight === undefined) {
       const controller = new AbortController();
@@ -119,7 +128,7 @@ export class VerificationCache<T> {
         return true;
       };
       const giveUp = (reason: Error) => {
-        if (!leave()) return;
+        leave();
         if (flight.waiters === 0) {
           // Nobody waits any more: stop the work, and let the next caller start afresh.
           if (this.#flights.get(key) === flight) this.#flights.delete(key);

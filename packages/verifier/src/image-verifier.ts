@@ -4,7 +4,7 @@
 // core turns into the AdmissionResponse.
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
-import type { DigestRef, DiscoveryRequest, FoundArtifact } from './artifacts.js';
+import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from './artifacts.js';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
 import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
 import { discoveryRequests } from './policy/verify-authority.js';
@@ -114,13 +114,14 @@ export class ImageVerifier {
     const { registry, repository } = image.reference;
     const target: DigestRef = { registry, repository, digest };
     const client = this.#registry.withCredentials(options.credentials);
-    const discoveries = new Map<string, Promise<readonly FoundArtifact[]>>();
+    const discoveries = new Map<string, Promise<readonly DiscoveredArtifact[]>>();
     const discover = (request: DiscoveryRequest, call: RegistryCall) => {
       const key = JSON.stringify(request);
       let found = discoveries.get(key);
       if (found === undefined) {
         found = discoverArtifacts(client, request, call, this.#options.discoveryLimits).then(
-          (d) => d.artifacts,
+          // Unusable candidates go on too: the authority reports them among what it rejected.
+          (d) => [...d.artifacts, ...d.skipped],
         );
         discoveries.set(key, found);
       }
@@ -162,7 +163,7 @@ export class ImageVerifier {
           );
         }
       }
-      const found = new Map<CompiledAuthority, readonly FoundArtifact[] | SignatureCheckError>();
+      const found = new Map<CompiledAuthority, readonly DiscoveredArtifact[] | SignatureCheckError>();
       await Promise.all(
         policy.compiled.authorities.map(async (authority) => {
           try {
@@ -197,7 +198,7 @@ export class ImageVerifier {
 
 /** What one image's verification reads from the registry, shared by its policies. */
 interface ImageReads {
-  readonly discover: (request: DiscoveryRequest, call: RegistryCall) => Promise<readonly FoundArtifact[]>;
+  readonly discover: (request: DiscoveryRequest, call: RegistryCall) => Promise<readonly DiscoveredArtifact[]>;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
 }
 

@@ -128,7 +128,8 @@ describe('VerificationCache', () => {
     const seen: CacheResult[] = [];
     const short = cache.get('k', waiter(never.signal, 100), compute, keepAll, (r) => seen.push(r));
     const long = cache.get('k', waiter(never.signal, 10_000), compute, keepAll, (r) => seen.push(r));
-    const joiner = cache.get('k', waiter(never.signal, 5_000), compute, keepAll, (r) => seen.push(r));
+    // Within the 2 s slack of the newest work: joins it.
+    const joiner = cache.get('k', waiter(never.signal, 11_500), compute, keepAll, (r) => seen.push(r));
     expect(deadlines).toEqual([100, 10_000]);
     expect(seen).toEqual(['miss', 'miss', 'shared']);
     (gates[0] as ReturnType<typeof deferred<string>>).reject(new Error('short work timed out'));
@@ -174,5 +175,29 @@ describe('VerificationCache', () => {
     expect(workSignal?.aborted).toBe(false);
     controller.abort();
     void first.catch(() => undefined);
+  });
+
+  it('lets work that a newer computation replaced end quietly when its last caller leaves', async () => {
+    const cache = new VerificationCache<string>({ now: () => 0 });
+    const controller = new AbortController();
+    let firstSignal: AbortSignal | undefined;
+    const gate = deferred<string>();
+    const short = cache.get(
+      'k',
+      waiter(controller.signal, 100),
+      (call) => {
+        firstSignal = call.signal;
+        return gate.promise;
+      },
+      keepAll,
+    );
+    const long = cache.get('k', waiter(never.signal, 10_000), async () => 'pass', keepAll);
+    controller.abort(new Error('gave up'));
+    await expect(short).rejects.toThrow('gave up');
+    expect(firstSignal?.aborted).toBe(true);
+    expect(await long).toBe('pass');
+    // The abandoned work fails later: nobody is told twice.
+    gate.reject(new Error('late failure'));
+    await Promise.resolve();
   });
 });

@@ -2,6 +2,7 @@
 // registry with it), images pushed by crane, signatures and attestations made by the real cosign
 // CLI, policies parsed and compiled as the webhook does.
 
+import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -248,6 +249,49 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     expect(short).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
     if (!short.passed) expect(short.failure.reason).toBe('verification timed out after 0.1s');
     for (const result of await Promise.all(patient)) expect(only(result).passed).toBe(true);
+  });
+
+  it('passes a cosign signature that sits beside an oversized and a tampered layer (issue 9, item 10)', async () => {
+    const image = await push(plain, 'team/crowded');
+    await cosign.signLegacyKeyed(image.ref, key);
+    // An attacker with push access to the signature tag adds junk next to the real signature.
+    const tag = `${image.digest.replace(':', '-')}.sig`;
+    const base = `${plain.url}/v2/team/crowded`;
+    const sig = (await (
+      await fetch(`${base}/manifests/${tag}`, {
+        headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+      })
+    ).json()) as { layers: { mediaType: string; digest: string; size: number }[] };
+    const upload = async (bytes: Buffer) => {
+      const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+      const started = await fetch(`${base}/blobs/uploads/`, { method: 'POST' });
+      const location = new URL(started.headers.get('location') ?? '', plain.url);
+      location.searchParams.set('digest', digest);
+      const put = await fetch(location, { method: 'PUT', body: bytes });
+      expect(put.status).toBe(201);
+      return { mediaType: 'application/vnd.dev.cosign.simplesigning.v1+json', digest, size: bytes.length };
+    };
+    const oversized = await upload(Buffer.alloc(2 * 1024 * 1024, 0x7b));
+    const junk = await upload(Buffer.from('{"critical":"not a signature"}'));
+    sig.layers = [oversized, junk, ...sig.layers];
+    const put = await fetch(`${base}/manifests/${tag}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' },
+      body: JSON.stringify(sig),
+    });
+    expect(put.status).toBe(201);
+    const verifier = new ImageVerifier({ registry });
+    const check = only(
+      await verify(verifier, image.ref, [await policy('release', [{ key: { data: publicKey } }])]),
+    );
+    expect(check).toMatchObject({ passed: true });
+    // Both bad layers are reported beside the good one.
+    expect(check.authorities[0]).toMatchObject({ counts: { found: 3, verified: 1 } });
+    const rejected = check.authorities[0]?.rejected.map((r) => r.error.message) ?? [];
+    expect(rejected).toEqual([
+      'signature layer has no dev.cosignproject.cosign/signature annotation',
+      `unreadable: layer ${oversized.digest} announces 2097152 bytes; the limit is 1048576`,
+    ]);
   });
 
   it('reports an unreachable registry as an infrastructure failure and never caches it', async () => {

@@ -474,6 +474,21 @@ describe('Basic and missing challenges', () => {
     expect(server.requests).toHaveLength(4);
   });
 
+  it('refuses at once when credentials that worked are refused later', async () => {
+    let valid = `Basic ${Buffer.from('robot:hunter2-secret').toString('base64')}`;
+    const server = await startServer((request, response) => {
+      if (request.headers.authorization === valid) return sendJson(response, 200, {});
+      sendJson(response, 401, {}, { 'www-authenticate': 'Basic realm="registry"' });
+    });
+    servers.push(server);
+    const { auth } = setup(server, basic);
+    await auth.send(...manifestRequest(server), callWithin(5_000));
+    valid = 'Basic rotated';
+    const error = await failure(auth.send(...manifestRequest(server), callWithin(5_000)));
+    expect(error.message).toContain('refused the configured credentials');
+    expect(server.requests).toHaveLength(3);
+  });
+
   it('says so when a Basic registry gets no credentials', async () => {
     const server = await basicRegistry('Basic x');
     const { auth } = setup(server);
