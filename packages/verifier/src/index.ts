@@ -17,6 +17,8 @@ export {
   type PolicyToVerify,
   type VerifyOptions,
 } from './image-verifier.js';
+export { createDispatcher, type NetworkOptions, proxySettings } from './net/dispatcher.js';
+export { dispatchFetch, type FetchFunction, type FetchInit, type FetchResponse } from './net/request.js';
 export {
   type CompileContext,
   type CompiledAuthorities,
@@ -39,7 +41,6 @@ export type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 export { RegistryClient, type RegistryClientOptions } from './registry/client.js';
 export type { DiscoveryLimits } from './registry/discovery.js';
 export { isInfrastructureFailure, RegistryError, type RegistryErrorCode } from './registry/errors.js';
-export type { FetchFunction } from './registry/http.js';
 export { type CredentialSource, Keychain } from './registry/keychain.js';
 export {
   type CredentialEntry,

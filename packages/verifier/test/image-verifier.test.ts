@@ -10,6 +10,7 @@ import { parseReference } from '@signet/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { type ImageVerification, ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
+import { dispatchFetch } from '../src/net/request.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
 import { RegistryClient } from '../src/registry/client.js';
@@ -59,7 +60,7 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
       insecureHosts: [plain.host, oci.host, silentHost],
       fetch: (url, init) => {
         requests.push(`${init.method} ${url.host}${url.pathname}`);
-        return fetch(url, init);
+        return dispatchFetch(url, init);
       },
     });
   }, SETUP_TIMEOUT);
@@ -238,7 +239,7 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
       insecureHosts: [oci.host],
       fetch: async (url, init) => {
         await new Promise((resolve) => setTimeout(resolve, 150));
-        return fetch(url, init);
+        return dispatchFetch(url, init);
       },
     });
     const verifier = new ImageVerifier({ registry: slow, cache: new VerificationCache() });

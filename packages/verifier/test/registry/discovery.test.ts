@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DiscoveryRequest, RepositoryRef } from '../../src/artifacts.js';
+import { dispatchFetch } from '../../src/net/request.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import { discoverArtifacts } from '../../src/registry/discovery.js';
 import { RegistryError } from '../../src/registry/errors.js';
@@ -392,7 +393,9 @@ describe('discoverArtifacts', () => {
       insecureHosts: [server.host],
       retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
       fetch: async (url, init) =>
-        url.pathname.endsWith(referrer.digest) ? new Response('down', { status: 503 }) : fetch(url, init),
+        url.pathname.endsWith(referrer.digest)
+          ? new Response('down', { status: 503 })
+          : dispatchFetch(url, init),
     });
     const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
       (caught: unknown) => caught,
@@ -408,7 +411,7 @@ describe('discoverArtifacts', () => {
       insecureHosts: [server.host],
       retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
       fetch: async (url, init) =>
-        url.pathname.includes('/blobs/') ? new Response('down', { status: 503 }) : fetch(url, init),
+        url.pathname.includes('/blobs/') ? new Response('down', { status: 503 }) : dispatchFetch(url, init),
     });
     const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
       (caught: unknown) => caught,
