@@ -102,12 +102,16 @@ export class ImageVerifier {
     try {
       digest = await this.resolveDigest(image.reference, options);
     } catch (error) {
-      const failure = infrastructure(
-        `cannot resolve ${image.reference.normalized} to a digest`,
-        error,
-        options,
-        started,
-      );
+      // A tag or repository that does not exist is an answer about the image, not an outage.
+      const failure: VerificationFailure =
+        error instanceof RegistryError && error.code === 'NOT_FOUND'
+          ? { kind: 'policy', reason: `${image.reference.normalized} does not exist`, cause: error }
+          : infrastructure(
+              `cannot resolve ${image.reference.normalized} to a digest`,
+              error,
+              options,
+              started,
+            );
       const checks = image.policies.map((policy) => failedCheck(policy, failure));
       return { verdict: verdictOf(image, checks), digest: undefined, checks };
     }

@@ -295,6 +295,20 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     ]);
   });
 
+  it('reports a tag or repository that does not exist as a policy failure, not an outage', async () => {
+    await push(plain, 'team/exists', 'v1');
+    const verifier = new ImageVerifier({ registry });
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    for (const missing of [`${plain.host}/team/exists:v404`, `${plain.host}/team/never-pushed:v1`]) {
+      const check = only(await verify(verifier, missing, [compiled]));
+      expect(check).toMatchObject({
+        passed: false,
+        failure: { kind: 'policy', reason: `${missing} does not exist` },
+      });
+      if (!check.passed) expect(String((check.failure.cause as Error).message)).toContain('not found');
+    }
+  });
+
   it('reports an unreachable registry as an infrastructure failure and never caches it', async () => {
     const stopped = await testbed.startRegistry({ referrers: false, group: group as Testbed.ProcessGroup });
     const client = new RegistryClient({
