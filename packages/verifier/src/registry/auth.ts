@@ -9,6 +9,7 @@ import type { RepositoryRef } from '../artifacts.js';
 import { ExpiringCache } from './cache.js';
 import { pickChallenge, type RegistryChallenge } from './challenge.js';
 import type { Clock } from './clock.js';
+import type { CredentialProvider } from './cloud/provider.js';
 import type { RegistryCall } from './deadline.js';
 import { RegistryError } from './errors.js';
 import type { HttpRequest, HttpResponse, HttpTransport } from './http.js';
@@ -57,11 +58,30 @@ export class Authenticator {
   readonly #transport: HttpTransport;
   readonly #cache: AuthCache;
   readonly #credentials: CredentialSource | undefined;
+  readonly #providers: readonly CredentialProvider[];
 
-  constructor(transport: HttpTransport, cache: AuthCache, credentials: CredentialSource | undefined) {
+  /** `providers` (cloud credentials) are asked, in order, when no pull secret matches. */
+  constructor(
+    transport: HttpTransport,
+    cache: AuthCache,
+    credentials: CredentialSource | undefined,
+    providers: readonly CredentialProvider[] = [],
+  ) {
     this.#transport = transport;
     this.#cache = cache;
     this.#credentials = credentials;
+    this.#providers = providers;
+  }
+
+  /** The pull secret for `repository`, else the first cloud provider's that serves its registry. */
+  async #credentialFor(
+    repository: RepositoryRef,
+    call: RegistryCall,
+  ): Promise<RegistryCredential | undefined> {
+    const fromSecret = this.#credentials?.credentialFor(repository);
+    if (fromSecret !== undefined) return fromSecret;
+    const provider = this.#providers.find((candidate) => candidate.handles(repository.registry));
+    return provider?.credentialFor(repository, { transport: this.#transport, call });
   }
 
   /**
@@ -69,7 +89,8 @@ export class Authenticator {
    * response but 401; throws `UNAUTHORIZED` or `AUTH_LOOP` when authentication does not succeed.
    */
   async send(request: HttpRequest, repository: RepositoryRef, call: RegistryCall): Promise<HttpResponse> {
-    const session = new AuthSession(this.#transport, this.#cache, repository, this.#credentials);
+    const credential = await this.#credentialFor(repository, call);
+    const session = new AuthSession(this.#transport, this.#cache, repository, credential);
     const first = await session.knownAuthorization(call);
     let response = await this.#transport.send(withAuthorization(request, first), call);
     if (response.status !== 401) return response;
@@ -127,12 +148,12 @@ class AuthSession {
     transport: HttpTransport,
     cache: AuthCache,
     repository: RepositoryRef,
-    credentials: CredentialSource | undefined,
+    credential: RegistryCredential | undefined,
   ) {
     this.#transport = transport;
     this.#cache = cache;
     this.#repository = repository;
-    this.#credential = credentials?.credentialFor(repository);
+    this.#credential = credential;
     this.scope = pullScope(repository);
     this.#tokenKey = `${repository.registry.toLowerCase()} ${this.scope} ${fingerprint(this.#credential)}`;
   }

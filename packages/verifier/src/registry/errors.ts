@@ -12,6 +12,8 @@ export type RegistryErrorCode =
   | 'ABORTED'
   /** The registry or its token server refused the credentials (401/403). */
   | 'UNAUTHORIZED'
+  /** A cloud credential provider (ECR, GCP, ACR) could not produce credentials. */
+  | 'CREDENTIALS_FAILED'
   /** A fresh token was issued but the registry still answered 401. */
   | 'AUTH_LOOP'
   /** The manifest, blob or tag does not exist. */
