@@ -142,7 +142,7 @@ class AuthSession {
   readonly #credential: RegistryCredential | undefined;
   readonly #tokenKey: string;
   /** The remembered challenge that failed up front in this request, and how. */
-  #failedHint: { readonly challenge: RegistryChallenge; readonly error: unknown } | undefined;
+  #failedHint: { readonly challenge: BearerChallenge; readonly error: unknown } | undefined;
 
   constructor(
     transport: HttpTransport,
@@ -176,7 +176,8 @@ class AuthSession {
       // Out of time or cancelled: nothing else can be tried in this request.
       if (error instanceof RegistryError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'))
         throw error;
-      this.#failedHint = { challenge, error };
+      // Only a Bearer challenge can fail here (answering Basic sends nothing).
+      this.#failedHint = { challenge: challenge as BearerChallenge, error };
       return undefined;
     }
   }
@@ -255,10 +256,11 @@ function refusal(
   );
 }
 
-/** Whether two challenges send Signet to the same place for the same thing. */
-function sameChallenge(a: RegistryChallenge, b: RegistryChallenge): boolean {
-  if (a.scheme === 'basic' || b.scheme === 'basic') return a.scheme === b.scheme;
-  return a.realm === b.realm && a.service === b.service;
+type BearerChallenge = Extract<RegistryChallenge, { scheme: 'bearer' }>;
+
+/** Whether a challenge sends Signet to the same token realm, for the same service, as `a`. */
+function sameChallenge(a: BearerChallenge, b: RegistryChallenge): boolean {
+  return b.scheme === 'bearer' && a.realm === b.realm && a.service === b.service;
 }
 
 function withAuthorization(request: HttpRequest, authorization: string | undefined): HttpRequest {

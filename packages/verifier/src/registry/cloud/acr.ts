@@ -34,7 +34,12 @@ export interface AcrCredentialsOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly now?: () => number;
   readonly renewBeforeMs?: number;
-  /** Loads the SDK (default: @azure/identity's `WorkloadIdentityCredential`, else `DefaultAzureCredential`). */
+  /**
+   * Options for @azure/identity's credential, e.g. `{ disableInstanceDiscovery: true }` where the
+   * authority host (AZURE_AUTHORITY_HOST) is not one Microsoft's instance discovery knows.
+   */
+  readonly identityOptions?: { readonly disableInstanceDiscovery?: boolean };
+  /** Loads the SDK (default: @azure/identity's `DefaultAzureCredential`, which includes workload identity). */
   readonly loadSdk?: () => Promise<EntraTokenSource>;
 }
 
@@ -125,7 +130,8 @@ export class AcrCredentials implements CredentialProvider {
   }
 
   #loadSource(): Promise<EntraTokenSource> {
-    this.#source ??= (this.#options.loadSdk ?? (() => loadAzureIdentity(this.#options.env ?? process.env)))();
+    const load = () => loadAzureIdentity(this.#options.identityOptions ?? {});
+    this.#source ??= (this.#options.loadSdk ?? load)();
     this.#source.catch(() => {
       this.#source = undefined;
     });
@@ -133,11 +139,13 @@ export class AcrCredentials implements CredentialProvider {
   }
 }
 
-async function loadAzureIdentity(env: NodeJS.ProcessEnv): Promise<EntraTokenSource> {
-  const identity = await import('@azure/identity');
-  const credential = env.AZURE_FEDERATED_TOKEN_FILE
-    ? new identity.WorkloadIdentityCredential()
-    : new identity.DefaultAzureCredential();
+async function loadAzureIdentity(
+  options: NonNullable<AcrCredentialsOptions['identityOptions']>,
+): Promise<EntraTokenSource> {
+  // The default chain: environment, then workload identity (AZURE_FEDERATED_TOKEN_FILE and friends,
+  // set by AKS's workload identity webhook), then managed identity.
+  const { DefaultAzureCredential } = await import('@azure/identity');
+  const credential = new DefaultAzureCredential({ ...options });
   return {
     token: async (scope, signal) => {
       const result = await credential.getToken(scope, { abortSignal: signal });

@@ -40,7 +40,7 @@ export function providerFailure(
     cause instanceof Error
       ? `${cause.name === 'Error' ? '' : `${cause.name}: `}${cause.message}`
       : String(cause);
-  const line = text.split('\n')[0]?.slice(0, 300) ?? '';
+  const line = text.replace(/\n[\s\S]*$/, '').slice(0, 300);
   return new RegistryError(
     'CREDENTIALS_FAILED',
     repository,
@@ -59,23 +59,23 @@ export async function withinCall<T>(
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const { call } = context;
+  if (call.signal.aborted) throw new RegistryError('ABORTED', repository, 'the request was cancelled');
   const controller = new AbortController();
   const remaining = Math.max(0, call.deadline - context.transport.clock.now());
-  let timer: NodeJS.Timeout | undefined;
-  const stop = new Promise<never>((_, reject) => {
-    const fail = (code: 'TIMEOUT' | 'ABORTED') => {
-      controller.abort();
-      const problem = code === 'TIMEOUT' ? `the deadline passed while ${what}` : 'the request was cancelled';
-      reject(new RegistryError(code, repository, problem));
-    };
-    if (call.signal.aborted) return fail('ABORTED');
-    timer = setTimeout(() => fail('TIMEOUT'), remaining);
-    call.signal.addEventListener('abort', () => fail('ABORTED'), { once: true });
-  });
+  const { promise: stop, reject } = Promise.withResolvers<never>();
+  const fail = (code: 'TIMEOUT' | 'ABORTED') => {
+    controller.abort();
+    const problem = code === 'TIMEOUT' ? `the deadline passed while ${what}` : 'the request was cancelled';
+    reject(new RegistryError(code, repository, problem));
+  };
+  const timer = setTimeout(() => fail('TIMEOUT'), remaining);
+  const onAbort = () => fail('ABORTED');
+  call.signal.addEventListener('abort', onAbort, { once: true });
   try {
     return await Promise.race([work(controller.signal), stop]);
   } finally {
     clearTimeout(timer);
+    call.signal.removeEventListener('abort', onAbort);
   }
 }
 
@@ -114,12 +114,10 @@ export class CredentialCache {
         }
         return credential;
       });
-      const created = flight;
-      const forget = () => {
-        if (this.#flights.get(key) === created) this.#flights.delete(key);
-      };
-      created.then(forget, forget);
-      this.#flights.set(key, created);
+      // Nothing replaces a flight while it runs, so the one to forget is this one.
+      const forget = () => this.#flights.delete(key);
+      flight.then(forget, forget);
+      this.#flights.set(key, flight);
     }
     return flight;
   }
