@@ -6,8 +6,7 @@
 // address checks then apply to IP literals and `localhost` names only (see README).
 
 import type { LookupFunction } from 'node:net';
-import { getCACertificates } from 'node:tls';
-import { type Dispatcher, EnvHttpProxyAgent } from 'undici';
+import type { Dispatcher } from 'undici';
 
 export interface NetworkOptions {
   /** Where the proxy variables are read (default `process.env`); read once, when a dispatcher is made. */
@@ -33,9 +32,14 @@ export function proxySettings(env: NodeJS.ProcessEnv): {
 /**
  * A dispatcher for undici's `request`/`fetch`: proxies from `env` (targets matching `NO_PROXY` are
  * reached directly), extra CAs, the given `lookup`. Other parts of Signet that call out (TUF, KMS)
- * use one too, so proxies are honoured the same way everywhere.
+ * use one too, so proxies are honoured the same way everywhere. undici is loaded on the first
+ * call, so a process that never calls out never loads it (start-up time and memory).
  */
-export function createDispatcher(options: NetworkOptions = {}): Dispatcher {
+export async function createDispatcher(options: NetworkOptions = {}): Promise<Dispatcher> {
+  const [{ EnvHttpProxyAgent }, { getCACertificates }] = await Promise.all([
+    import('undici'),
+    import('node:tls'),
+  ]);
   const extra = options.caCertificates ?? [];
   const tls = extra.length === 0 ? {} : { ca: [...getCACertificates('default'), ...extra] };
   const timeout = options.connectTimeoutMs ?? 10_000;

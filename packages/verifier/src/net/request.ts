@@ -2,7 +2,7 @@
 // WHATWG `fetch` itself: that refuses the ports browsers block (6000, 10080, ...), and a registry
 // client must reach a registry on whatever port it listens. Redirects are never followed here.
 import { Readable } from 'node:stream';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 
 export interface FetchInit {
   readonly method: string;
@@ -23,8 +23,9 @@ export interface FetchResponse {
 /** The request function the registry transport uses; wrap it in tests to count or fail calls. */
 export type FetchFunction = (url: URL, init: FetchInit) => Promise<FetchResponse>;
 
-/** `FetchFunction` over undici's `request`. */
+/** `FetchFunction` over undici's `request` (undici loads on the first request, not at start-up). */
 export const dispatchFetch: FetchFunction = async (url, init) => {
+  const { request } = await import('undici');
   const response = await request(url, {
     method: init.method as Dispatcher.HttpMethod,
     ...(init.headers === undefined ? {} : { headers: { ...init.headers } }),

@@ -78,8 +78,8 @@ export class HttpTransport {
   readonly #maxRedirects: number;
   readonly #errorBodyMaxBytes: number;
   readonly #network: NetworkOptions;
-  #direct: Dispatcher | undefined;
-  #guarded: Dispatcher | undefined;
+  #direct: Promise<Dispatcher> | undefined;
+  #guarded: Promise<Dispatcher> | undefined;
 
   constructor(options: HttpTransportOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -95,7 +95,8 @@ export class HttpTransport {
 
   /** Closes the connections kept alive (a process that is done with the registry calls this). */
   async close(): Promise<void> {
-    await Promise.all([this.#direct?.close(), this.#guarded?.close()]);
+    const dispatchers = await Promise.all([this.#direct, this.#guarded]);
+    await Promise.all(dispatchers.map((dispatcher) => dispatcher?.close()));
   }
 
   /** Whether `host` (`host[:port]`) is listed as insecure, i.e. served over plain HTTP. */
@@ -124,7 +125,7 @@ export class HttpTransport {
     const visited = new Set([request.url.href]);
     let current = request;
     for (let hops = 0; ; hops++) {
-      const dispatcher = this.#dispatcherFor(current.url, current.context);
+      const dispatcher = await this.#dispatcherFor(current.url, current.context);
       const response = await this.#fetchWithRetries(current, dispatcher, budget);
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null) return this.#read(response, current);
@@ -151,7 +152,7 @@ export class HttpTransport {
    * hosts listed as private. Any other host that is not the registry's gets the dispatcher whose
    * lookup refuses private addresses.
    */
-  #dispatcherFor(url: URL, context: RegistryErrorContext): Dispatcher {
+  #dispatcherFor(url: URL, context: RegistryErrorContext): Promise<Dispatcher> {
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.isInsecure(url.host))) {
       throw new RegistryError(
         'INSECURE_REFUSED',

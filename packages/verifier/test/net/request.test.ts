@@ -35,7 +35,7 @@ describe('network settings', () => {
   });
 
   it('builds a dispatcher from process.env when given nothing', async () => {
-    const dispatcher = createDispatcher();
+    const dispatcher = await createDispatcher();
     await dispatcher.close();
   });
 });

@@ -2,8 +2,6 @@
 // instance role, environment), `GetAuthorizationToken` for the registry named by the host, and
 // the token as Basic credentials (`AWS:<password>`), kept until shortly before it expires (12 h).
 // Public ECR (`public.ecr.aws`) uses ECR Public's `GetAuthorizationToken` (us-east-1).
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import type { RepositoryRef } from '../../artifacts.js';
 import { RegistryError } from '../errors.js';
 import type { RegistryCredential } from '../pull-secrets.js';
@@ -143,9 +141,11 @@ function tokenCredential(
 
 /** The real SDK, loaded on first use; API calls honour the proxy variables. */
 async function loadAwsSdk(options: EcrCredentialsOptions): Promise<EcrSdk> {
-  const [ecr, ecrPublic] = await Promise.all([
+  const [ecr, ecrPublic, { Agent: HttpAgent }, { Agent: HttpsAgent }] = await Promise.all([
     import('@aws-sdk/client-ecr'),
     import('@aws-sdk/client-ecr-public'),
+    import('node:http'),
+    import('node:https'),
   ]);
   const env = options.env ?? process.env;
   const requestHandler = {
