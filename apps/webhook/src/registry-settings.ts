@@ -7,6 +7,8 @@ import { UsageError } from './errors.js';
 
 export interface RegistrySettings {
   readonly insecureRegistries: readonly string[];
+  /** Hosts besides the registries' own that may resolve to private addresses (token realms, redirects). */
+  readonly privateHosts: readonly string[];
   /** PEM certificates, each file's content. */
   readonly caCertificates: readonly string[];
   readonly cloudCredentials: readonly CloudProviderName[];
@@ -17,12 +19,14 @@ const HOST = /^[A-Za-z0-9.-]+(:\d+)?$|^\[[0-9a-fA-F:]+\](:\d+)?$/;
 /** Validates the registry flags; every problem is a UsageError naming the flag. */
 export function registrySettingsFrom(values: {
   readonly 'insecure-registry'?: string[] | undefined;
+  readonly 'registry-private-host'?: string[] | undefined;
   readonly 'registry-ca-file'?: string[] | undefined;
   readonly 'cloud-credentials'?: string[] | undefined;
 }): RegistrySettings {
-  for (const host of values['insecure-registry'] ?? []) {
-    if (!HOST.test(host))
-      throw new UsageError(`--insecure-registry takes host[:port], got ${JSON.stringify(host)}`);
+  for (const flag of ['insecure-registry', 'registry-private-host'] as const) {
+    for (const host of values[flag] ?? []) {
+      if (!HOST.test(host)) throw new UsageError(`--${flag} takes host[:port], got ${JSON.stringify(host)}`);
+    }
   }
   const cloud = (values['cloud-credentials'] ?? [])
     .flatMap((value) => value.split(','))
@@ -36,6 +40,7 @@ export function registrySettingsFrom(values: {
   }
   return {
     insecureRegistries: values['insecure-registry'] ?? [],
+    privateHosts: values['registry-private-host'] ?? [],
     caCertificates: (values['registry-ca-file'] ?? []).map(readCaFile),
     cloudCredentials: cloud as CloudProviderName[],
   };

@@ -56,6 +56,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
   const verifier = new ImageVerifier({
     registry: new RegistryClient({
       insecureHosts: settings.insecureRegistries,
+      privateHosts: settings.registries?.privateHosts ?? [],
       caCertificates: settings.registries?.caCertificates ?? [],
       credentialProviders: createCloudProviders(settings.registries?.cloudCredentials ?? []),
       ...(settings.registryFetch ? { fetch: settings.registryFetch } : {}),

@@ -154,6 +154,7 @@ describe('the Helm chart rendered by the real helm: registry access', () => {
       };
       const { pod, account } = await render(`
 verification:
+  privateHosts: [gitlab.corp]
   cloudCredentials: [ecr, acr]
   registryCA: { configMap: corp-ca, key: ca.pem }
 serviceAccount:
@@ -168,6 +169,7 @@ extraEnv:
       const container = pod.spec.containers[0] as Container;
       expect(container.args).toEqual(
         expect.arrayContaining([
+          '--registry-private-host=gitlab.corp',
           '--cloud-credentials=ecr',
           '--cloud-credentials=acr',
           '--registry-ca-file=/etc/signet/registry-ca/ca.pem',

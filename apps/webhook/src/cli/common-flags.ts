@@ -20,6 +20,15 @@ export const INSECURE_REGISTRY_FLAG: FlagSpec = {
   description: 'a registry spoken to over plain HTTP',
 };
 
+export const PRIVATE_HOST_FLAG: FlagSpec = {
+  name: 'registry-private-host',
+  type: 'string',
+  multiple: true,
+  value: 'HOST[:PORT]',
+  description:
+    "a token realm or redirect target that may be on a private address (a registry's own host always may)",
+};
+
 export const REGISTRY_CA_FLAG: FlagSpec = {
   name: 'registry-ca-file',
   type: 'string',

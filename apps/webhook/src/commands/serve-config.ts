@@ -1,6 +1,7 @@
 import {
   CLOUD_CREDENTIALS_FLAG,
   INSECURE_REGISTRY_FLAG,
+  PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
 } from '../cli/common-flags.js';
@@ -99,6 +100,7 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'name of the Validating/MutatingWebhookConfiguration (for caBundle)',
     },
     INSECURE_REGISTRY_FLAG,
+    PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
     CLOUD_CREDENTIALS_FLAG,
     {
@@ -160,6 +162,7 @@ interface ServeValues {
   readonly 'service-name'?: string;
   readonly 'webhook-name'?: string;
   readonly 'insecure-registry'?: string[];
+  readonly 'registry-private-host'?: string[];
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'cache-ttl'?: string;

@@ -21,6 +21,7 @@ import { applyPatch } from '../admission/json-patch.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   INSECURE_REGISTRY_FLAG,
+  PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
 } from '../cli/common-flags.js';
@@ -61,6 +62,7 @@ export const VERIFY_COMMAND: CommandSpec = {
       description: 'namespace of objects that name none',
     },
     INSECURE_REGISTRY_FLAG,
+    PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
     CLOUD_CREDENTIALS_FLAG,
     {
@@ -86,6 +88,7 @@ interface VerifyValues {
   readonly output?: string;
   readonly namespace?: string;
   readonly 'insecure-registry'?: string[];
+  readonly 'registry-private-host'?: string[];
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;

@@ -17,7 +17,7 @@ describe('signet serve flags', () => {
       tls: { mode: 'files', certFile: 'tls.crt', keyFile: 'tls.key' },
       webhookName: 'signet',
       insecureRegistries: [],
-      registries: { insecureRegistries: [], caCertificates: [], cloudCredentials: [] },
+      registries: { insecureRegistries: [], privateHosts: [], caCertificates: [], cloudCredentials: [] },
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
@@ -58,6 +58,10 @@ describe('signet serve flags', () => {
       { ...files, 'insecure-registry': ['http://x'] },
       '--insecure-registry takes host[:port], got "http://x"',
     ],
+    [
+      { ...files, 'registry-private-host': ['https://x'] },
+      '--registry-private-host takes host[:port], got "https://x"',
+    ],
     [{ ...files, 'cloud-credentials': ['ecr,aws'] }, '--cloud-credentials takes ecr, gcp, acr, got "aws"'],
     [
       { ...files, 'registry-ca-file': ['/nonexistent/ca.pem'] },
@@ -88,9 +92,12 @@ describe('signet serve registry flags', () => {
       );
       expect(config.registries).toEqual({
         insecureRegistries: [],
+        privateHosts: [],
         caCertificates: [pem],
         cloudCredentials: ['ecr', 'gcp', 'acr'],
       });
+      const gitlab = serveConfigFrom({ ...files, 'registry-private-host': ['gitlab.corp:443'] }, {});
+      expect(gitlab.registries.privateHosts).toEqual(['gitlab.corp:443']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

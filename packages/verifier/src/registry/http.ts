@@ -170,7 +170,7 @@ export class HttpTransport {
         'INSECURE_REFUSED',
         context,
         `refusing ${displayUrl(url)}: a loopback, private or link-local address that is not the registry itself ` +
-          '(list the host in privateHosts to allow it)',
+          '(list the host as a private registry host to allow it)',
       );
     }
     this.#guarded ??= createDispatcher({ ...this.#network, lookup: guardedLookup(this.#network.lookup) });
@@ -283,7 +283,7 @@ function connectionRefusal(error: unknown, request: HttpRequest): RegistryError 
         'INSECURE_REFUSED',
         context,
         `refusing ${displayUrl(url)}: ${cause.message}, and not the registry itself ` +
-          '(list the host in privateHosts to allow it)',
+          '(list the host as a private registry host to allow it)',
       );
     }
     cause = cause.cause;

@@ -216,6 +216,30 @@ describe('ECR answers', () => {
   });
 });
 
+describe('public ECR without an ECR Public identity', () => {
+  it('goes on anonymously (public ECR serves everyone), and still passes timeouts on', async () => {
+    const failing = new EcrCredentials({
+      loadSdk: async () => ({
+        getPrivateToken: async () => undefined,
+        getPublicToken: async () => {
+          throw new Error(
+            'AccessDeniedException: not authorized to perform ecr-public:GetAuthorizationToken',
+          );
+        },
+      }),
+    });
+    const publicEcr = { registry: 'public.ecr.aws', repository: 'team/app' };
+    expect(await failing.credentialFor(publicEcr, context())).toBeUndefined();
+    const hanging = new EcrCredentials({
+      loadSdk: async () => ({
+        getPrivateToken: async () => undefined,
+        getPublicToken: () => new Promise(() => undefined),
+      }),
+    });
+    expect((await failure(hanging.credentialFor(publicEcr, context(30)))).code).toBe('TIMEOUT');
+  });
+});
+
 describe('GCP and ACR answers', () => {
   it('refuses an empty Google token and retries a failed load', async () => {
     const empty = new GcpCredentials({ loadSdk: async () => ({ accessToken: async () => null }) });

@@ -80,7 +80,14 @@ export class EcrCredentials implements CredentialProvider {
     return found !== undefined && (found.kind === 'private' || this.#options.publicEcr !== false);
   }
 
-  async credentialFor(repository: RepositoryRef, context: ProviderContext): Promise<RegistryCredential> {
+  /**
+   * The ECR token for the registry. Public ECR serves everyone anonymously: when the identity
+   * cannot get an ECR Public token, Signet goes on without one (only the rate limit differs).
+   */
+  async credentialFor(
+    repository: RepositoryRef,
+    context: ProviderContext,
+  ): Promise<RegistryCredential | undefined> {
     const registry = (this.#options.registryOf ?? ecrRegistryOf)(repository.registry);
     if (registry === undefined) {
       throw new RegistryError(
@@ -90,7 +97,7 @@ export class EcrCredentials implements CredentialProvider {
       );
     }
     const key = registry.kind === 'public' ? 'public' : `${registry.region}/${registry.registryId}`;
-    return this.#cache.get(key, () =>
+    const credential = this.#cache.get(key, () =>
       withinCall(context, repository, 'asking ECR for an authorization token', async (signal) => {
         let data: AuthorizationData | undefined;
         try {
@@ -105,6 +112,11 @@ export class EcrCredentials implements CredentialProvider {
         return tokenCredential(data, repository, this.#now());
       }),
     );
+    if (registry.kind === 'private') return credential;
+    return credential.catch((error: unknown) => {
+      if (error instanceof RegistryError && error.code === 'CREDENTIALS_FAILED') return undefined;
+      throw error;
+    });
   }
 
   #loadSdk(): Promise<EcrSdk> {

@@ -21,8 +21,11 @@ export interface CredentialProvider {
   readonly name: string;
   /** Whether `registry` (`host[:port]`, as in image references) is one of this provider's. */
   handles(registry: string): boolean;
-  /** A credential for `repository`; throws `RegistryError` (`CREDENTIALS_FAILED`, `TIMEOUT`, ...). */
-  credentialFor(repository: RepositoryRef, context: ProviderContext): Promise<RegistryCredential>;
+  /**
+   * A credential for `repository`, or `undefined` to go on anonymously (where anonymous access is
+   * the norm, as on public ECR); throws `RegistryError` (`CREDENTIALS_FAILED`, `TIMEOUT`, ...).
+   */
+  credentialFor(repository: RepositoryRef, context: ProviderContext): Promise<RegistryCredential | undefined>;
 }
 
 /** The provider names a deployment can enable. */
