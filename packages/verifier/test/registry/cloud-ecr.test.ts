@@ -146,6 +146,18 @@ describe('ECR credentials through IRSA, against moto and a real registry', () =>
     expect(await apiRequests()).toBe(before + 1);
   });
 
+  it('sends the AWS API calls (STS and ECR) through HTTP_PROXY', async () => {
+    const proxy = await testbed.startHttpProxy({ group: group as Testbed.ProcessGroup });
+    const ecr = new EcrCredentials({ registryOf, env: { HTTP_PROXY: proxy.url } });
+    const credential = await ecr.credentialFor(
+      { registry: registryHost, repository: 'team/app' },
+      { transport: new RegistryClient().transport, call: callWithin(10_000) },
+    );
+    expect(credential).toMatchObject({ username: 'AWS' });
+    // tinyproxy forwarded the SDK's requests to moto: AssumeRoleWithWebIdentity, then GetAuthorizationToken.
+    expect((await proxy.targets()).filter((target) => target === new URL(moto.url).host)).toHaveLength(2);
+  });
+
   it('fails as an infrastructure failure naming the provider and the cause', async () => {
     delete process.env.AWS_ROLE_ARN;
     delete process.env.AWS_WEB_IDENTITY_TOKEN_FILE;
