@@ -202,7 +202,10 @@ export class ImageVerifier {
 
 /** What one image's verification reads from the registry, shared by its policies. */
 interface ImageReads {
-  readonly discover: (request: DiscoveryRequest, call: RegistryCall) => Promise<readonly DiscoveredArtifact[]>;
+  readonly discover: (
+    request: DiscoveryRequest,
+    call: RegistryCall,
+  ) => Promise<readonly DiscoveredArtifact[]>;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
 }
 
