@@ -35,8 +35,7 @@ export const dispatchFetch: FetchFunction = async (url, init) => {
   });
   const headers = new Headers();
   for (const [name, value] of Object.entries(response.headers)) {
-    for (const one of Array.isArray(value) ? value : [value])
-      if (one !== undefined) headers.append(name, one);
+    for (const one of [value].flat().filter((v) => v !== undefined)) headers.append(name, one);
   }
   const body = Readable.toWeb(response.body) as ReadableStream<Uint8Array>;
   return { status: response.statusCode, headers, body };

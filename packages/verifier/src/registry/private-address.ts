@@ -63,7 +63,8 @@ function embeddedIPv4(bytes: Uint8Array): string[] {
   const v4 = (offset: number, xor = 0) =>
     Array.from(bytes.subarray(offset, offset + 4), (byte) => byte ^ xor).join('.');
   const zeros = (from: number, to: number) => bytes.subarray(from, to).every((byte) => byte === 0);
-  const word = (index: number) => ((bytes[index * 2] ?? 0) << 8) | (bytes[index * 2 + 1] ?? 0);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const word = (index: number) => view.getUint16(index * 2);
   // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated), ::a.b.c.d (compatible)
   if (zeros(0, 10) && word(5) === 0xffff) return [v4(12)];
   if (zeros(0, 8) && word(4) === 0xffff && word(5) === 0) return [v4(12)];
