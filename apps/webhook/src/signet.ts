@@ -2,6 +2,8 @@
 // `signet serve`, `signet verify` and the tests alike.
 import {
   type CredentialSource,
+  createCloudProviders,
+  type FetchFunction,
   ImageVerifier,
   RegistryClient,
   remotePolicyFetcher,
@@ -21,6 +23,7 @@ import { WebhookPolicyEngines } from './policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from './policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.js';
 import { PolicyStore } from './policy/policy-store.js';
+import type { RegistrySettings } from './registry-settings.js';
 import { type RunningServers, startServers } from './server.js';
 import { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
 
@@ -35,6 +38,10 @@ export interface AdmissionSettings {
   readonly logger: Logger;
   readonly metrics: SignetMetrics;
   readonly insecureRegistries: readonly string[];
+  /** CA certificates and cloud credentials (insecure hosts come from `insecureRegistries`). */
+  readonly registries?: Omit<RegistrySettings, 'insecureRegistries'>;
+  /** Wraps the registry requests (`signet verify` reports slow ones). */
+  readonly registryFetch?: FetchFunction;
   readonly cacheTtlMs?: number;
   readonly resolveDigests: boolean;
   readonly allowUnpinnedTags?: boolean;
@@ -47,7 +54,13 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
   const { logger, metrics } = settings;
   const store = new PolicyStore();
   const verifier = new ImageVerifier({
-    registry: new RegistryClient({ insecureHosts: settings.insecureRegistries }),
+    registry: new RegistryClient({
+      insecureHosts: settings.insecureRegistries,
+      privateHosts: settings.registries?.privateHosts ?? [],
+      caCertificates: settings.registries?.caCertificates ?? [],
+      credentialProviders: createCloudProviders(settings.registries?.cloudCredentials ?? []),
+      ...(settings.registryFetch ? { fetch: settings.registryFetch } : {}),
+    }),
     cache: new VerificationCache(settings.cacheTtlMs === undefined ? {} : { ttlMs: settings.cacheTtlMs }),
     onCache: (result) => metrics.cacheLookups.inc({ result }),
     onRegistryError: (error) => metrics.registryErrors.inc({ class: error.code.toLowerCase() }),
@@ -126,6 +139,7 @@ export async function startSignet(
     logger,
     metrics,
     insecureRegistries: config.insecureRegistries,
+    registries: config.registries,
     cacheTtlMs: config.cacheTtlMs,
     resolveDigests: config.resolveDigests,
     allowUnpinnedTags: config.allowUnpinnedTags,

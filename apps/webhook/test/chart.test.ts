@@ -109,3 +109,103 @@ describe('the Helm chart', () => {
     expect(crds.find((c) => c.spec.names.kind === 'TrustRoot')?.spec.scope).toBe('Cluster');
   });
 });
+
+interface Container {
+  args: string[];
+  env: unknown[];
+  volumeMounts: unknown[];
+}
+
+describe('the Helm chart rendered by the real helm: registry access', () => {
+  it('passes cloud credentials, a registry CA from a ConfigMap or Secret, ServiceAccount annotations, Pod labels and extra env', async () => {
+    const testbed = await import('@signet/testbed');
+    const { helm } = await testbed.ensureTools(['helm'], {
+      onProgress: (event) => console.log(`testbed: ${event.message}`),
+    });
+    const dir = await testbed.createRunDir('signet-chart-registry-');
+    const { writeFile, rm } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { fileURLToPath } = await import('node:url');
+    try {
+      const render = async (values: string) => {
+        const file = join(dir, 'values.yaml');
+        await writeFile(file, values);
+        const { stdout } = await testbed.runCommand(
+          helm,
+          ['template', 'signet', fileURLToPath(chart), '--namespace', 'signet-system', '-f', file],
+          { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, timeoutMs: 60_000 },
+        );
+        const objects = stdout
+          .split(/^---$/m)
+          .map((doc) => parse(doc, { uniqueKeys: false }) as { kind?: string } | null)
+          .filter((o): o is { kind?: string } => o !== null);
+        const deployment = objects.find((o) => o.kind === 'Deployment') as {
+          spec: {
+            template: {
+              metadata: { labels: Record<string, string> };
+              spec: { containers: Container[]; volumes: unknown[] };
+            };
+          };
+        };
+        const account = objects.find((o) => o.kind === 'ServiceAccount') as {
+          metadata: { annotations?: object };
+        };
+        return { pod: deployment.spec.template, account };
+      };
+      const { pod, account } = await render(`
+verification:
+  privateHosts: [gitlab.corp]
+  cloudCredentials: [ecr, acr]
+  registryCA: { configMap: corp-ca, key: ca.pem }
+serviceAccount:
+  annotations:
+    eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/signet
+podLabels:
+  azure.workload.identity/use: "true"
+extraEnv:
+  - { name: HTTPS_PROXY, value: "http://proxy.corp:3128" }
+  - { name: NO_PROXY, value: ".svc,.cluster.local" }
+`);
+      const container = pod.spec.containers[0] as Container;
+      expect(container.args).toEqual(
+        expect.arrayContaining([
+          '--registry-private-host=gitlab.corp',
+          '--cloud-credentials=ecr',
+          '--cloud-credentials=acr',
+          '--registry-ca-file=/etc/signet/registry-ca/ca.pem',
+        ]),
+      );
+      expect(container.env).toEqual(
+        expect.arrayContaining([
+          { name: 'HTTPS_PROXY', value: 'http://proxy.corp:3128' },
+          { name: 'NO_PROXY', value: '.svc,.cluster.local' },
+        ]),
+      );
+      expect(container.volumeMounts).toContainEqual({
+        name: 'registry-ca',
+        mountPath: '/etc/signet/registry-ca',
+        readOnly: true,
+      });
+      expect(pod.spec.volumes).toContainEqual({
+        name: 'registry-ca',
+        configMap: { name: 'corp-ca', items: [{ key: 'ca.pem', path: 'ca.pem' }] },
+      });
+      expect(pod.metadata.labels['azure.workload.identity/use']).toBe('true');
+      expect(account.metadata.annotations).toEqual({
+        'eks.amazonaws.com/role-arn': 'arn:aws:iam::123456789012:role/signet',
+      });
+
+      const fromSecret = await render('verification:\n  registryCA: { secret: corp-ca }\n');
+      expect(fromSecret.pod.spec.volumes).toContainEqual({
+        name: 'registry-ca',
+        secret: { secretName: 'corp-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+      });
+      const plain = await render('{}\n');
+      const plainArgs = plain.pod.spec.containers[0]?.args ?? [];
+      expect(plainArgs.some((arg) => /cloud-credentials|registry-ca-file/.test(arg))).toBe(false);
+      expect(plain.account.metadata.annotations).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -15,7 +15,7 @@ import { clusterImagePolicy } from '../test/support/policies.js';
 // The specifier is a variable so that typechecking does not need a build.
 const built = '../dist/index.js';
 const verifier: typeof import('../src/index.js') = await import(/* @vite-ignore */ built);
-const { ImageVerifier, RegistryClient, VerificationCache, compileAuthorities } = verifier;
+const { ImageVerifier, RegistryClient, VerificationCache, compileAuthorities, dispatchFetch } = verifier;
 type ImageVerifier = import('../src/index.js').ImageVerifier;
 type PolicyToVerify = import('../src/index.js').PolicyToVerify;
 type CacheResult = import('../src/index.js').CacheResult;
@@ -53,7 +53,7 @@ beforeAll(async () => {
     insecureHosts: [where.host],
     fetch: (url, init) => {
       requests.push(`${init.method ?? 'GET'} ${url.pathname}`);
-      return fetch(url, init);
+      return dispatchFetch(url, init);
     },
   });
 });

@@ -52,6 +52,22 @@ export interface BundleArtifact {
 
 export type FoundArtifact = LegacySignature | LegacyAttestation | BundleArtifact;
 
+/**
+ * A candidate the registry layer found but could not use (a layer over the size cap, a blob that
+ * does not match its digest, a malformed referrer): passed over so that the others are still
+ * verified, and reported so that a denial says what was there.
+ */
+export interface UnreadableArtifact {
+  readonly format: 'unreadable';
+  readonly source: ArtifactSource;
+  /** What it was listed as. */
+  readonly listedAs: FoundArtifact['format'];
+  readonly reason: string;
+}
+
+/** Everything discovery hands over for one request. */
+export type DiscoveredArtifact = FoundArtifact | UnreadableArtifact;
+
 /** What to look for next to an image. */
 export interface DiscoveryRequest {
   /** The admitted image, by digest. Signatures are looked up for this digest only. */

@@ -10,10 +10,29 @@ export interface VerificationCacheOptions {
   readonly ttlMs?: number;
   /** Most entries kept (default 10,000; an entry is a few hundred bytes). */
   readonly maxEntries?: number;
+  /**
+   * How much earlier than a caller's own deadline the deadline of work in flight may be for the
+   * caller to join it (default 2 s). Reviews of one rollout arrive with deadlines a few
+   * milliseconds apart and share; a review whose deadline is much later than that of the work in
+   * flight (a client that asked for `?timeout=100ms` started it) starts its own.
+   */
+  readonly joinSlackMs?: number;
   readonly now?: () => number;
 }
 
 export type CacheResult = 'hit' | 'miss' | 'shared';
+
+/** Who waits for a result: a way to give up and the time by which it must have it. */
+export interface CacheWaiter {
+  readonly signal: AbortSignal;
+  /** Absolute time (on the cache's clock) after which this waiter no longer waits. */
+  readonly deadline: number;
+}
+
+/** What a waiter is rejected with when its own deadline passes before the shared work is done. */
+export class WaitDeadlineError extends Error {
+  override readonly name = 'WaitDeadlineError';
+}
 
 interface Entry<T> {
   readonly value: T;
@@ -23,12 +42,15 @@ interface Entry<T> {
 interface Flight<T> {
   readonly promise: Promise<T>;
   readonly controller: AbortController;
+  /** The deadline the work runs under: that of the waiter that started it. */
+  readonly deadline: number;
   waiters: number;
 }
 
 export class VerificationCache<T> {
   readonly #ttlMs: number;
   readonly #max: number;
+  readonly #joinSlackMs: number;
   readonly #now: () => number;
   readonly #entries = new Map<string, Entry<T>>();
   readonly #flights = new Map<string, Flight<T>>();
@@ -36,6 +58,7 @@ export class VerificationCache<T> {
   constructor(options: VerificationCacheOptions = {}) {
     this.#ttlMs = options.ttlMs ?? 300_000;
     this.#max = options.maxEntries ?? 10_000;
+    this.#joinSlackMs = options.joinSlackMs ?? 2_000;
     this.#now = options.now ?? Date.now;
   }
 
@@ -45,13 +68,16 @@ export class VerificationCache<T> {
 
   /**
    * The cached pass for `key`, or the result of `compute`. Concurrent calls for one key share one
-   * computation; it is aborted only when every caller that waits for it has given up. `keep` says
+   * computation, which runs under the deadline of the caller that started it; a caller whose own
+   * deadline is more than `joinSlackMs` later starts a new computation instead of joining one that
+   * would give up too early (later callers join the newest). Each caller waits until its own signal fires or deadline
+   * passes; the work is aborted only when every caller that waits for it has given up. `keep` says
    * whether a result may be cached (passes only).
    */
   async get(
     key: string,
-    signal: AbortSignal,
-    compute: (signal: AbortSignal) => Promise<T>,
+    waiter: CacheWaiter,
+    compute: (call: CacheWaiter) => Promise<T>,
     keep: (value: T) => boolean,
     onResult?: (result: CacheResult) => void,
   ): Promise<T> {
@@ -67,14 +93,16 @@ export class VerificationCache<T> {
       this.#entries.delete(key);
     }
     let flight = this.#flights.get(key);
+    if (flight !== undefined && flight.deadline < waiter.deadline - this.#joinSlackMs) flight = undefined;
     onResult?.(flight === undefined ? 'miss' : 'shared');
     if (flight === undefined) {
       const controller = new AbortController();
-      const promise = compute(controller.signal).then((value) => {
+      const deadline = waiter.deadline;
+      const promise = compute({ signal: controller.signal, deadline }).then((value) => {
         if (keep(value)) this.#store(key, value);
         return value;
       });
-      const created: Flight<T> = { promise, controller, waiters: 0 };
+      const created: Flight<T> = { promise, controller, deadline, waiters: 0 };
       flight = created;
       this.#flights.set(key, created);
       const forget = () => {
@@ -82,38 +110,49 @@ export class VerificationCache<T> {
       };
       promise.then(forget, forget);
     }
-    return this.#wait(key, flight, signal);
+    return this.#wait(key, flight, waiter);
   }
 
-  #wait(key: string, flight: Flight<T>, signal: AbortSignal): Promise<T> {
+  #wait(key: string, flight: Flight<T>, waiter: CacheWaiter): Promise<T> {
+    const { signal } = waiter;
     flight.waiters++;
     return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let left = false;
       const leave = () => {
+        if (left) return false;
+        left = true;
         signal.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
         flight.waiters--;
+        return true;
       };
-      const onAbort = () => {
+      const giveUp = (reason: Error) => {
         leave();
         if (flight.waiters === 0) {
           // Nobody waits any more: stop the work, and let the next caller start afresh.
           if (this.#flights.get(key) === flight) this.#flights.delete(key);
-          flight.controller.abort(signal.reason);
+          flight.controller.abort(reason);
         }
-        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+        reject(reason);
       };
+      const onAbort = () => giveUp(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       if (signal.aborted) {
         onAbort();
         return;
       }
       signal.addEventListener('abort', onAbort, { once: true });
+      // Shared work may run longer than this waiter may wait: it leaves at its own deadline.
+      if (waiter.deadline < flight.deadline) {
+        const ms = Math.max(0, waiter.deadline - this.#now());
+        timer = setTimeout(() => giveUp(new WaitDeadlineError('the deadline passed')), ms);
+      }
       flight.promise.then(
         (value) => {
-          leave();
-          resolve(value);
+          if (leave()) resolve(value);
         },
         (error: unknown) => {
-          leave();
-          reject(error);
+          if (leave()) reject(error);
         },
       );
     });

@@ -4,8 +4,8 @@
 // core turns into the AdmissionResponse.
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
-import type { DigestRef, DiscoveryRequest, FoundArtifact } from './artifacts.js';
-import { type CacheResult, VerificationCache } from './cache.js';
+import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from './artifacts.js';
+import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
 import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
 import { discoveryRequests } from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
@@ -102,25 +102,30 @@ export class ImageVerifier {
     try {
       digest = await this.resolveDigest(image.reference, options);
     } catch (error) {
-      const failure = infrastructure(
-        `cannot resolve ${image.reference.normalized} to a digest`,
-        error,
-        options,
-        started,
-      );
+      // A tag or repository that does not exist is an answer about the image, not an outage.
+      const failure: VerificationFailure =
+        error instanceof RegistryError && error.code === 'NOT_FOUND'
+          ? { kind: 'policy', reason: `${image.reference.normalized} does not exist`, cause: error }
+          : infrastructure(
+              `cannot resolve ${image.reference.normalized} to a digest`,
+              error,
+              options,
+              started,
+            );
       const checks = image.policies.map((policy) => failedCheck(policy, failure));
       return { verdict: verdictOf(image, checks), digest: undefined, checks };
     }
     const { registry, repository } = image.reference;
     const target: DigestRef = { registry, repository, digest };
     const client = this.#registry.withCredentials(options.credentials);
-    const discoveries = new Map<string, Promise<readonly FoundArtifact[]>>();
+    const discoveries = new Map<string, Promise<readonly DiscoveredArtifact[]>>();
     const discover = (request: DiscoveryRequest, call: RegistryCall) => {
       const key = JSON.stringify(request);
       let found = discoveries.get(key);
       if (found === undefined) {
         found = discoverArtifacts(client, request, call, this.#options.discoveryLimits).then(
-          (d) => d.artifacts,
+          // Unusable candidates go on too: the authority reports them among what it rejected.
+          (d) => [...d.artifacts, ...d.skipped],
         );
         discoveries.set(key, found);
       }
@@ -148,8 +153,8 @@ export class ImageVerifier {
     started: number,
   ): Promise<PolicyCheck> {
     const { discover } = reads;
-    const compute = async (signal: AbortSignal): Promise<PolicyCheck> => {
-      const call: RegistryCall = { signal, deadline: options.deadline };
+    // The work runs under `call`: this request's, or (shared) that of the request that started it.
+    const compute = async (call: RegistryCall): Promise<PolicyCheck> => {
       let inputs = options.specInputs;
       if (policy.compiled.specPolicy?.fetchConfigFile) {
         try {
@@ -162,7 +167,7 @@ export class ImageVerifier {
           );
         }
       }
-      const found = new Map<CompiledAuthority, readonly FoundArtifact[] | SignatureCheckError>();
+      const found = new Map<CompiledAuthority, readonly DiscoveredArtifact[] | SignatureCheckError>();
       await Promise.all(
         policy.compiled.authorities.map(async (authority) => {
           try {
@@ -177,10 +182,11 @@ export class ImageVerifier {
       );
       return verifyPolicy(policy.compiled, target.digest, (a) => found.get(a) ?? [], inputs);
     };
-    if (!cacheable(policy.compiled)) return compute(options.signal);
+    const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
+    if (!cacheable(policy.compiled)) return compute(own);
     const key = `${policy.revision}\u0000${target.registry}/${target.repository}@${target.digest}`;
     return this.#cache
-      .get(key, options.signal, compute, (check) => check.passed, this.#options.onCache)
+      .get(key, own, compute, (check) => check.passed, this.#options.onCache)
       .catch((error: unknown) =>
         failedCheck(policy, infrastructure('verification was cancelled', error, options, started)),
       );
@@ -196,7 +202,10 @@ export class ImageVerifier {
 
 /** What one image's verification reads from the registry, shared by its policies. */
 interface ImageReads {
-  readonly discover: (request: DiscoveryRequest, call: RegistryCall) => Promise<readonly FoundArtifact[]>;
+  readonly discover: (
+    request: DiscoveryRequest,
+    call: RegistryCall,
+  ) => Promise<readonly DiscoveredArtifact[]>;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
 }
 
@@ -214,6 +223,7 @@ function infrastructure(
 ): VerificationFailure {
   const timedOut =
     options.signal.aborted ||
+    error instanceof WaitDeadlineError ||
     (error instanceof RegistryError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'));
   if (timedOut) {
     const seconds = Math.max(0, (options.deadline - started) / 1000).toFixed(1);

@@ -17,6 +17,8 @@ export {
   type PolicyToVerify,
   type VerifyOptions,
 } from './image-verifier.js';
+export { createDispatcher, type NetworkOptions, proxySettings } from './net/dispatcher.js';
+export { dispatchFetch, type FetchFunction, type FetchInit, type FetchResponse } from './net/request.js';
 export {
   type CompileContext,
   type CompiledAuthorities,
@@ -37,9 +39,17 @@ export { RemotePolicyError, type RemotePolicyOptions, remotePolicyFetcher } from
 export type { ArtifactCounts, AuthorityCheck, CheckFailure, RejectedArtifact } from './policy/results.js';
 export type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 export { RegistryClient, type RegistryClientOptions } from './registry/client.js';
+export { AcrCredentials, type AcrCredentialsOptions } from './registry/cloud/acr.js';
+export { EcrCredentials, type EcrCredentialsOptions, type EcrRegistry } from './registry/cloud/ecr.js';
+export { GcpCredentials, type GcpCredentialsOptions } from './registry/cloud/gcp.js';
+export type { CloudProviderName, CredentialProvider, ProviderContext } from './registry/cloud/provider.js';
+export {
+  CLOUD_PROVIDER_NAMES,
+  createCloudProviders,
+  isCloudProviderName,
+} from './registry/cloud/providers.js';
 export type { DiscoveryLimits } from './registry/discovery.js';
 export { isInfrastructureFailure, RegistryError, type RegistryErrorCode } from './registry/errors.js';
-export type { FetchFunction } from './registry/http.js';
 export { type CredentialSource, Keychain } from './registry/keychain.js';
 export {
   type CredentialEntry,

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type CacheResult, VerificationCache } from '../src/cache.js';
+import { type CacheResult, type CacheWaiter, VerificationCache, WaitDeadlineError } from '../src/cache.js';
 
-const never = new AbortController().signal;
+const never: CacheWaiter = { signal: new AbortController().signal, deadline: Number.POSITIVE_INFINITY };
+const waiter = (signal: AbortSignal, deadline = Number.POSITIVE_INFINITY): CacheWaiter => ({
+  signal,
+  deadline,
+});
 const keepAll = () => true;
 
 function deferred<T>() {
@@ -76,12 +80,12 @@ describe('VerificationCache', () => {
     const second = new AbortController();
     let workSignal: AbortSignal | undefined;
     const gate = deferred<string>();
-    const compute = (signal: AbortSignal) => {
-      workSignal = signal;
+    const compute = (call: CacheWaiter) => {
+      workSignal = call.signal;
       return gate.promise;
     };
-    const a = cache.get('k', first.signal, compute, keepAll);
-    const b = cache.get('k', second.signal, compute, keepAll);
+    const a = cache.get('k', waiter(first.signal), compute, keepAll);
+    const b = cache.get('k', waiter(second.signal), compute, keepAll);
     first.abort(new Error('first gave up'));
     await expect(a).rejects.toThrow('first gave up');
     expect(workSignal?.aborted).toBe(false);
@@ -96,7 +100,7 @@ describe('VerificationCache', () => {
     const cache = new VerificationCache<string>();
     const aborted = new AbortController();
     aborted.abort('gone');
-    await expect(cache.get('k', aborted.signal, async () => 'x', keepAll)).rejects.toThrow('aborted');
+    await expect(cache.get('k', waiter(aborted.signal), async () => 'x', keepAll)).rejects.toThrow('aborted');
   });
 
   it('bounds its size, dropping the least recently used entry', async () => {
@@ -111,5 +115,89 @@ describe('VerificationCache', () => {
     expect(await cache.get('b', never, value('new-b'), keepAll)).toBe('new-b');
     cache.clear();
     expect(cache.size).toBe(0);
+  });
+
+  it('starts new work for a caller whose deadline is later than that of the work in flight', async () => {
+    const cache = new VerificationCache<string>({ now: () => 0 });
+    const gates = [deferred<string>(), deferred<string>()];
+    const deadlines: number[] = [];
+    const compute = (call: CacheWaiter) => {
+      deadlines.push(call.deadline);
+      return (gates[deadlines.length - 1] as ReturnType<typeof deferred<string>>).promise;
+    };
+    const seen: CacheResult[] = [];
+    const short = cache.get('k', waiter(never.signal, 100), compute, keepAll, (r) => seen.push(r));
+    const long = cache.get('k', waiter(never.signal, 10_000), compute, keepAll, (r) => seen.push(r));
+    // Within the 2 s slack of the newest work: joins it.
+    const joiner = cache.get('k', waiter(never.signal, 11_500), compute, keepAll, (r) => seen.push(r));
+    expect(deadlines).toEqual([100, 10_000]);
+    expect(seen).toEqual(['miss', 'miss', 'shared']);
+    (gates[0] as ReturnType<typeof deferred<string>>).reject(new Error('short work timed out'));
+    await expect(short).rejects.toThrow('short work timed out');
+    (gates[1] as ReturnType<typeof deferred<string>>).resolve('pass');
+    expect(await long).toBe('pass');
+    expect(await joiner).toBe('pass');
+  });
+
+  it('lets a caller with an earlier deadline leave at it while the shared work goes on', async () => {
+    const start = Date.now();
+    const cache = new VerificationCache<string>({ now: Date.now });
+    const gate = deferred<string>();
+    let workSignal: AbortSignal | undefined;
+    const compute = (call: CacheWaiter) => {
+      workSignal = call.signal;
+      return gate.promise;
+    };
+    const long = cache.get('k', waiter(never.signal, start + 10_000), compute, keepAll);
+    const short = cache.get('k', waiter(never.signal, start + 50), compute, keepAll);
+    await expect(short).rejects.toBeInstanceOf(WaitDeadlineError);
+    expect(workSignal?.aborted).toBe(false);
+    gate.resolve('pass');
+    expect(await long).toBe('pass');
+  });
+
+  it('aborts the work when the only caller leaves at its deadline', async () => {
+    const start = Date.now();
+    const cache = new VerificationCache<string>({ now: Date.now });
+    let workSignal: AbortSignal | undefined;
+    const first = cache.get(
+      'k',
+      waiter(never.signal, start + 10_000),
+      (call) => {
+        workSignal = call.signal;
+        return new Promise<string>(() => undefined);
+      },
+      keepAll,
+    );
+    const controller = new AbortController();
+    const second = cache.get('k', waiter(controller.signal, start + 30), async () => 'unused', keepAll);
+    await expect(second).rejects.toBeInstanceOf(WaitDeadlineError);
+    expect(workSignal?.aborted).toBe(false);
+    controller.abort();
+    void first.catch(() => undefined);
+  });
+
+  it('lets work that a newer computation replaced end quietly when its last caller leaves', async () => {
+    const cache = new VerificationCache<string>({ now: () => 0 });
+    const controller = new AbortController();
+    let firstSignal: AbortSignal | undefined;
+    const gate = deferred<string>();
+    const short = cache.get(
+      'k',
+      waiter(controller.signal, 100),
+      (call) => {
+        firstSignal = call.signal;
+        return gate.promise;
+      },
+      keepAll,
+    );
+    const long = cache.get('k', waiter(never.signal, 10_000), async () => 'pass', keepAll);
+    controller.abort(new Error('gave up'));
+    await expect(short).rejects.toThrow('gave up');
+    expect(firstSignal?.aborted).toBe(true);
+    expect(await long).toBe('pass');
+    // The abandoned work fails later: nobody is told twice.
+    gate.reject(new Error('late failure'));
+    await Promise.resolve();
   });
 });

@@ -2,6 +2,7 @@
 // registry with it), images pushed by crane, signatures and attestations made by the real cosign
 // CLI, policies parsed and compiled as the webhook does.
 
+import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { parseReference } from '@signet/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { type ImageVerification, ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
+import { dispatchFetch } from '../src/net/request.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
 import { RegistryClient } from '../src/registry/client.js';
@@ -58,7 +60,7 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
       insecureHosts: [plain.host, oci.host, silentHost],
       fetch: (url, init) => {
         requests.push(`${init.method} ${url.host}${url.pathname}`);
-        return fetch(url, init);
+        return dispatchFetch(url, init);
       },
     });
   }, SETUP_TIMEOUT);
@@ -226,6 +228,85 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     expect(only(await verify(verifier, image.ref, [compiled])).passed).toBe(true);
     expect(requests.length).toBe(warm);
     expect(seen.at(-1)).toBe('hit');
+  });
+
+  it('keeps each waiter on its own deadline: a short one neither cancels nor poisons shared work (issue 9, item 6)', async () => {
+    const image = await push(oci, 'team/shared-deadline');
+    await cosign.signLegacyKeyed(image.ref, key);
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    // A slow registry: every request waits 150 ms before it is sent.
+    const slow = new RegistryClient({
+      insecureHosts: [oci.host],
+      fetch: async (url, init) => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return dispatchFetch(url, init);
+      },
+    });
+    const verifier = new ImageVerifier({ registry: slow, cache: new VerificationCache() });
+    const impatient = verify(verifier, image.ref, [compiled], 100);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const patient = Array.from({ length: 5 }, () => verify(verifier, image.ref, [compiled], 10_000));
+    const short = only(await impatient);
+    expect(short).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
+    if (!short.passed) expect(short.failure.reason).toBe('verification timed out after 0.1s');
+    for (const result of await Promise.all(patient)) expect(only(result).passed).toBe(true);
+  });
+
+  it('passes a cosign signature that sits beside an oversized and a tampered layer (issue 9, item 10)', async () => {
+    const image = await push(plain, 'team/crowded');
+    await cosign.signLegacyKeyed(image.ref, key);
+    // An attacker with push access to the signature tag adds junk next to the real signature.
+    const tag = `${image.digest.replace(':', '-')}.sig`;
+    const base = `${plain.url}/v2/team/crowded`;
+    const sig = (await (
+      await fetch(`${base}/manifests/${tag}`, {
+        headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+      })
+    ).json()) as { layers: { mediaType: string; digest: string; size: number }[] };
+    const upload = async (bytes: Buffer) => {
+      const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+      const started = await fetch(`${base}/blobs/uploads/`, { method: 'POST' });
+      const location = new URL(started.headers.get('location') ?? '', plain.url);
+      location.searchParams.set('digest', digest);
+      const put = await fetch(location, { method: 'PUT', body: bytes });
+      expect(put.status).toBe(201);
+      return { mediaType: 'application/vnd.dev.cosign.simplesigning.v1+json', digest, size: bytes.length };
+    };
+    const oversized = await upload(Buffer.alloc(2 * 1024 * 1024, 0x7b));
+    const junk = await upload(Buffer.from('{"critical":"not a signature"}'));
+    sig.layers = [oversized, junk, ...sig.layers];
+    const put = await fetch(`${base}/manifests/${tag}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/vnd.oci.image.manifest.v1+json' },
+      body: JSON.stringify(sig),
+    });
+    expect(put.status).toBe(201);
+    const verifier = new ImageVerifier({ registry });
+    const check = only(
+      await verify(verifier, image.ref, [await policy('release', [{ key: { data: publicKey } }])]),
+    );
+    expect(check).toMatchObject({ passed: true });
+    // Both bad layers are reported beside the good one.
+    expect(check.authorities[0]).toMatchObject({ counts: { found: 3, verified: 1 } });
+    const rejected = check.authorities[0]?.rejected.map((r) => r.error.message) ?? [];
+    expect(rejected).toEqual([
+      'signature layer has no dev.cosignproject.cosign/signature annotation',
+      `unreadable: layer ${oversized.digest} announces 2097152 bytes; the limit is 1048576`,
+    ]);
+  });
+
+  it('reports a tag or repository that does not exist as a policy failure, not an outage', async () => {
+    await push(plain, 'team/exists', 'v1');
+    const verifier = new ImageVerifier({ registry });
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    for (const missing of [`${plain.host}/team/exists:v404`, `${plain.host}/team/never-pushed:v1`]) {
+      const check = only(await verify(verifier, missing, [compiled]));
+      expect(check).toMatchObject({
+        passed: false,
+        failure: { kind: 'policy', reason: `${missing} does not exist` },
+      });
+      if (!check.passed) expect(String((check.failure.cause as Error).message)).toContain('not found');
+    }
   });
 
   it('reports an unreachable registry as an infrastructure failure and never caches it', async () => {

@@ -5,6 +5,10 @@ import * as verifier from '../src/index.js';
 
 test('the public runtime exports are exactly these', () => {
   expect(Object.keys(verifier).sort()).toEqual([
+    'AcrCredentials',
+    'CLOUD_PROVIDER_NAMES',
+    'EcrCredentials',
+    'GcpCredentials',
     'ImageVerifier',
     'Keychain',
     'PolicyCompileError',
@@ -16,9 +20,14 @@ test('the public runtime exports are exactly these', () => {
     'TrustRootError',
     'VerificationCache',
     'compileAuthorities',
+    'createCloudProviders',
+    'createDispatcher',
     'credentialsFromDockerConfig',
     'credentialsFromSecret',
+    'dispatchFetch',
+    'isCloudProviderName',
     'isInfrastructureFailure',
+    'proxySettings',
     'remotePolicyFetcher',
     'trustRootFromJSON',
     'trustRootResolver',

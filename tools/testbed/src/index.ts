@@ -18,6 +18,8 @@ export {
   type ToolProgressKind,
   type ToolSpec,
 } from './go-build.js';
+export { writeHtpasswd } from './htpasswd.js';
+export { MOTO_VERSION, type Moto, motoHome, startMoto } from './moto.js';
 export {
   createRunDir,
   type ExitInfo,
@@ -29,6 +31,7 @@ export {
   type StartOptions,
   tcpOpen,
 } from './process.js';
+export { type HttpProxy, startHttpProxy } from './proxy.js';
 export {
   craneEnv,
   type PushOptions,
@@ -38,6 +41,7 @@ export {
   startRegistry,
 } from './registry.js';
 export { type TarEntry, tarArchive } from './tar.js';
+export { createPrivateCa, type PrivateCa } from './tls.js';
 export {
   cacheRoot,
   type EnsureToolsOptions,

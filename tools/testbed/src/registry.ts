@@ -8,11 +8,11 @@ import { freePort, type ManagedProcess, type ProcessGroup } from './process.js';
 import { tarArchive } from './tar.js';
 import { ensureTools } from './tools.js';
 
-/** A registry on loopback, plain HTTP, no authentication. */
+/** A registry on loopback: plain HTTP and anonymous unless started with `tls` or `htpasswd`. */
 export interface Registry {
   /** `127.0.0.1:PORT`, the registry part of image references. */
   readonly host: string;
-  /** `http://127.0.0.1:PORT` */
+  /** `http://127.0.0.1:PORT`, or `https://` with `tls`. */
   readonly url: string;
   /** Whether `GET /v2/<name>/referrers/<digest>` is served (else it answers 404). */
   readonly referrers: boolean;
@@ -31,9 +31,20 @@ export interface StartRegistryOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly onProgress?: (event: ToolProgress) => void;
   readonly readyTimeoutMs?: number;
+  /** distribution only: serve TLS with this certificate (PEM files); `caPem` is for the readiness check. */
+  readonly tls?: { readonly certificateFile: string; readonly keyFile: string; readonly caPem: string };
+  /** distribution only: require Basic credentials from this htpasswd file (see `writeHtpasswd`). */
+  readonly htpasswdFile?: string;
+  /** A fixed port instead of a free one (for ports a test needs, such as those browsers block). */
+  readonly port?: number;
 }
 
-function distributionConfig(port: number, storage: string): string {
+interface DistributionExtras {
+  readonly tls: StartRegistryOptions['tls'];
+  readonly htpasswdFile: string | undefined;
+}
+
+function distributionConfig(port: number, storage: string, extras?: DistributionExtras): string {
   // No debug listener, no health checks, nothing but the API on loopback.
   return [
     'version: 0.1',
@@ -51,6 +62,16 @@ function distributionConfig(port: number, storage: string): string {
     '      enabled: false',
     'http:',
     `  addr: 127.0.0.1:${port}`,
+    ...(extras?.tls
+      ? [
+          '  tls:',
+          `    certificate: ${JSON.stringify(extras.tls.certificateFile)}`,
+          `    key: ${JSON.stringify(extras.tls.keyFile)}`,
+        ]
+      : []),
+    ...(extras?.htpasswdFile
+      ? ['auth:', '  htpasswd:', '    realm: signet-test', `    path: ${JSON.stringify(extras.htpasswdFile)}`]
+      : []),
     '',
   ].join('\n');
 }
@@ -63,9 +84,15 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Regi
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
   const { [toolName]: binary } = await ensureTools([toolName], toolOptions);
-  const port = await freePort();
+  if (options.referrers && (options.tls || options.htpasswdFile)) {
+    throw new TestbedError(
+      'COMMAND_FAILED',
+      'tls and htpasswd are options of the distribution registry (referrers: false)',
+    );
+  }
+  const port = options.port ?? (await freePort());
   const host = `127.0.0.1:${port}`;
-  const url = `http://${host}`;
+  const url = `${options.tls ? 'https' : 'http'}://${host}`;
   const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.group.runDir };
   let args: string[];
   let env: NodeJS.ProcessEnv;
@@ -76,7 +103,10 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Regi
     const storage = join(options.group.runDir, `registry-${port}`);
     await mkdir(storage, { recursive: true });
     const config = join(options.group.runDir, `registry-${port}.yml`);
-    await writeFile(config, distributionConfig(port, storage));
+    await writeFile(
+      config,
+      distributionConfig(port, storage, { tls: options.tls, htpasswdFile: options.htpasswdFile }),
+    );
     args = ['serve', config];
     // distribution exports traces through OpenTelemetry's autoexport; there is no collector here.
     env = { ...baseEnv, OTEL_TRACES_EXPORTER: 'none', OTEL_SDK_DISABLED: 'true' };
@@ -86,7 +116,12 @@ export async function startRegistry(options: StartRegistryOptions): Promise<Regi
     command: binary,
     args,
     env,
-    ready: { kind: 'http', url: `${url}/v2/` },
+    ready: {
+      kind: 'http',
+      url: `${url}/v2/`,
+      status: options.htpasswdFile ? 401 : 200,
+      ...(options.tls ? { ca: options.tls.caPem } : {}),
+    },
     readyTimeoutMs: options.readyTimeoutMs ?? 30_000,
   });
   return {

@@ -19,3 +19,28 @@ export const INSECURE_REGISTRY_FLAG: FlagSpec = {
   value: 'HOST[:PORT]',
   description: 'a registry spoken to over plain HTTP',
 };
+
+export const PRIVATE_HOST_FLAG: FlagSpec = {
+  name: 'registry-private-host',
+  type: 'string',
+  multiple: true,
+  value: 'HOST[:PORT]',
+  description:
+    "a token realm or redirect target that may be on a private address (a registry's own host always may)",
+};
+
+export const REGISTRY_CA_FLAG: FlagSpec = {
+  name: 'registry-ca-file',
+  type: 'string',
+  multiple: true,
+  value: 'FILE',
+  description: 'PEM CA certificates trusted for registry and token-realm TLS, beside the system ones',
+};
+
+export const CLOUD_CREDENTIALS_FLAG: FlagSpec = {
+  name: 'cloud-credentials',
+  type: 'string',
+  multiple: true,
+  value: 'NAME',
+  description: "registry credentials from the workload's cloud identity, after pull secrets: ecr, gcp or acr",
+};

@@ -44,7 +44,7 @@ export async function main(
     const { values, positionals } = parseCommandLine(command, rest);
     if (values.help) return print(helpText(command), 0);
     if (command === SERVE_COMMAND) return await runServe(serveConfigFrom(values, process.env));
-    return await runVerify(positionals, values, streams.stdout);
+    return await runVerify(positionals, values, streams.stdout, streams.stderr);
   } catch (error) {
     const message = userMessage(error);
     if (message === undefined) throw error;

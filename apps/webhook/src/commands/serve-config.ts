@@ -1,7 +1,14 @@
-import { INSECURE_REGISTRY_FLAG, policyFileFlag } from '../cli/common-flags.js';
+import {
+  CLOUD_CREDENTIALS_FLAG,
+  INSECURE_REGISTRY_FLAG,
+  PRIVATE_HOST_FLAG,
+  policyFileFlag,
+  REGISTRY_CA_FLAG,
+} from '../cli/common-flags.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
+import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
 
 export const SERVE_COMMAND: CommandSpec = {
   name: 'serve',
@@ -93,6 +100,9 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'name of the Validating/MutatingWebhookConfiguration (for caBundle)',
     },
     INSECURE_REGISTRY_FLAG,
+    PRIVATE_HOST_FLAG,
+    REGISTRY_CA_FLAG,
+    CLOUD_CREDENTIALS_FLAG,
     {
       name: 'cache-ttl',
       type: 'string',
@@ -152,6 +162,9 @@ interface ServeValues {
   readonly 'service-name'?: string;
   readonly 'webhook-name'?: string;
   readonly 'insecure-registry'?: string[];
+  readonly 'registry-private-host'?: string[];
+  readonly 'registry-ca-file'?: string[];
+  readonly 'cloud-credentials'?: string[];
   readonly 'cache-ttl'?: string;
   readonly 'no-resolve-digests'?: boolean;
   readonly 'allow-unpinned-tags'?: boolean;
@@ -177,6 +190,8 @@ export interface ServeConfig {
   readonly tls: TlsConfig;
   readonly webhookName: string;
   readonly insecureRegistries: readonly string[];
+  /** How registries are reached: insecure hosts, CA certificates, cloud credentials. */
+  readonly registries: RegistrySettings;
   readonly cacheTtlMs: number;
   readonly resolveDigests: boolean;
   readonly allowUnpinnedTags: boolean;
@@ -234,11 +249,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
   const ttl = duration(values['cache-ttl'], '5m', 'cache-ttl');
   const logLevel = values['log-level'] ?? 'info';
   if (!LEVELS.has(logLevel)) throw new UsageError(`--log-level must be one of ${[...LEVELS].join(', ')}`);
-  for (const host of values['insecure-registry'] ?? []) {
-    if (!/^[A-Za-z0-9.-]+(:\d+)?$|^\[[0-9a-fA-F:]+\](:\d+)?$/.test(host)) {
-      throw new UsageError(`--insecure-registry takes host[:port], got ${JSON.stringify(host)}`);
-    }
-  }
+  const registries = registrySettingsFrom(values);
   return {
     ...ports,
     host: values.host ?? '0.0.0.0',
@@ -248,7 +259,8 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     kubeconfig: values.kubeconfig,
     tls,
     webhookName: values['webhook-name'] ?? 'signet',
-    insecureRegistries: values['insecure-registry'] ?? [],
+    insecureRegistries: registries.insecureRegistries,
+    registries,
     cacheTtlMs: ttl,
     resolveDigests: !values['no-resolve-digests'],
     allowUnpinnedTags: values['allow-unpinned-tags'] === true,

@@ -18,7 +18,13 @@ import {
 import { parseAllDocuments } from 'yaml';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
 import { applyPatch } from '../admission/json-patch.js';
-import { INSECURE_REGISTRY_FLAG, policyFileFlag } from '../cli/common-flags.js';
+import {
+  CLOUD_CREDENTIALS_FLAG,
+  INSECURE_REGISTRY_FLAG,
+  PRIVATE_HOST_FLAG,
+  policyFileFlag,
+  REGISTRY_CA_FLAG,
+} from '../cli/common-flags.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
 import { budgetFor, type Endpoint, type ReviewOutcome } from '../http/admission-app.js';
@@ -29,7 +35,9 @@ import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles, yamlProblem } from '../policy/policy-file.js';
 import { mergePolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
+import { registrySettingsFrom } from '../registry-settings.js';
 import { type Admission, assembleAdmission } from '../signet.js';
+import { RegistryProgress } from './registry-progress.js';
 
 export const VERIFY_COMMAND: CommandSpec = {
   name: 'verify',
@@ -54,6 +62,9 @@ export const VERIFY_COMMAND: CommandSpec = {
       description: 'namespace of objects that name none',
     },
     INSECURE_REGISTRY_FLAG,
+    PRIVATE_HOST_FLAG,
+    REGISTRY_CA_FLAG,
+    CLOUD_CREDENTIALS_FLAG,
     {
       name: 'docker-config',
       type: 'string',
@@ -77,6 +88,9 @@ interface VerifyValues {
   readonly output?: string;
   readonly namespace?: string;
   readonly 'insecure-registry'?: string[];
+  readonly 'registry-private-host'?: string[];
+  readonly 'registry-ca-file'?: string[];
+  readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;
   readonly timeout?: string;
 }
@@ -105,6 +119,7 @@ export async function runVerify(
   positionals: readonly string[],
   flags: FlagValues,
   out: Writable,
+  err: Writable = process.stderr,
 ): Promise<number> {
   const values = flags as VerifyValues;
   const objects = await subjectsOf(positionals, values);
@@ -119,13 +134,20 @@ export async function runVerify(
   const write = (line: string) => out.write(`${line}\n`);
   const namespace = values.namespace ?? 'default';
   // Policy warnings go with the text, and to stderr when stdout carries JSON.
-  const note = output === 'text' ? write : (line: string) => process.stderr.write(`${line}\n`);
-  const admission = await loadAdmission(files, namespace, values, note);
+  const toStderr = (line: string) => err.write(`${line}\n`);
+  const note = output === 'text' ? write : toStderr;
+  // Slow registries are reported on stderr while verify waits for them.
+  const progress = new RegistryProgress(toStderr);
+  const admission = await loadAdmission(files, namespace, values, note, progress);
   const reports: ObjectReport[] = [];
-  for (const object of objects) {
-    const request = createRequestFor(object, { namespace });
-    if (request === undefined) continue;
-    reports.push(await judge(admission, request, timeoutMs));
+  try {
+    for (const object of objects) {
+      const request = createRequestFor(object, { namespace });
+      if (request === undefined) continue;
+      reports.push(await judge(admission, request, timeoutMs));
+    }
+  } finally {
+    progress.stop();
   }
   const allowed = reports.every((r) => r.allowed);
   if (output === 'json') write(JSON.stringify({ allowed, objects: reports.map(jsonReport) }, null, 2));
@@ -182,7 +204,9 @@ async function loadAdmission(
   namespace: string,
   values: VerifyValues,
   note: (line: string) => void,
+  progress: RegistryProgress,
 ): Promise<Admission> {
+  const registries = registrySettingsFrom(values);
   const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
   requireUsablePolicyFiles(loaded);
   // The engines' worker threads do not keep the process alive once the command is done.
@@ -197,7 +221,9 @@ async function loadAdmission(
   const admission = assembleAdmission({
     logger: createLogger({ level: 'silent' }),
     metrics: new SignetMetrics({ defaultMetrics: false }),
-    insecureRegistries: values['insecure-registry'] ?? [],
+    insecureRegistries: registries.insecureRegistries,
+    registries,
+    registryFetch: progress.wrap(),
     resolveDigests: true,
     ...(keychain ? { credentials: keychain } : {}),
   });

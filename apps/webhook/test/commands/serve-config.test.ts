@@ -17,6 +17,7 @@ describe('signet serve flags', () => {
       tls: { mode: 'files', certFile: 'tls.crt', keyFile: 'tls.key' },
       webhookName: 'signet',
       insecureRegistries: [],
+      registries: { insecureRegistries: [], privateHosts: [], caCertificates: [], cloudCredentials: [] },
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
@@ -57,8 +58,48 @@ describe('signet serve flags', () => {
       { ...files, 'insecure-registry': ['http://x'] },
       '--insecure-registry takes host[:port], got "http://x"',
     ],
+    [
+      { ...files, 'registry-private-host': ['https://x'] },
+      '--registry-private-host takes host[:port], got "https://x"',
+    ],
+    [{ ...files, 'cloud-credentials': ['ecr,aws'] }, '--cloud-credentials takes ecr, gcp, acr, got "aws"'],
+    [
+      { ...files, 'registry-ca-file': ['/nonexistent/ca.pem'] },
+      '--registry-ca-file /nonexistent/ca.pem: cannot be read (ENOENT)',
+    ],
+    [
+      { ...files, 'registry-ca-file': [new URL('../../package.json', import.meta.url).pathname] },
+      'no PEM certificate (-----BEGIN CERTIFICATE-----) in it',
+    ],
   ])('refuses %j', (values, message) => {
     expect(() => serveConfigFrom(values, {})).toThrow(UsageError);
     expect(() => serveConfigFrom(values, {})).toThrow(message);
+  });
+});
+
+describe('signet serve registry flags', () => {
+  it('reads CA files and cloud providers (repeated or comma-separated)', async () => {
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'signet-ca-'));
+    try {
+      const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+      await writeFile(join(dir, 'ca.pem'), pem);
+      const config = serveConfigFrom(
+        { ...files, 'registry-ca-file': [join(dir, 'ca.pem')], 'cloud-credentials': ['ecr,gcp', 'acr'] },
+        {},
+      );
+      expect(config.registries).toEqual({
+        insecureRegistries: [],
+        privateHosts: [],
+        caCertificates: [pem],
+        cloudCredentials: ['ecr', 'gcp', 'acr'],
+      });
+      const gitlab = serveConfigFrom({ ...files, 'registry-private-host': ['gitlab.corp:443'] }, {});
+      expect(gitlab.registries.privateHosts).toEqual(['gitlab.corp:443']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -160,4 +160,46 @@ spec:
     const none = await verify('--resource', empty, '--policy-file', policyFile);
     expect(none).toMatchObject({ code: 2, err: `signet verify: ${empty}: no objects\n` });
   });
+
+  it('reports on stderr what it waits for while a registry is slow', async () => {
+    // A slow front for the real registry: each request waits 3.5 s, then is passed on.
+    const { createServer } = await import('node:http');
+    const front = createServer(async (request, response) => {
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      const upstream = await fetch(`http://${host}${request.url}`, {
+        method: request.method ?? 'GET',
+        headers: { accept: String(request.headers.accept ?? '*/*') },
+      });
+      response.writeHead(upstream.status, Object.fromEntries(upstream.headers));
+      response.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const frontHost = `127.0.0.1:${(front.address() as { port: number }).port}`;
+    try {
+      const stdout = new Capture();
+      const stderr = new Capture();
+      const image = `${frontHost}/team/app@${signedDigest}`;
+      const frontPolicy = join(runDir, 'front-policy.yaml');
+      await writeFile(
+        frontPolicy,
+        (await readFile(policyFile, 'utf8')).replace(`${host}/team/**`, `${frontHost}/team/**`),
+      );
+      const args = ['verify', image, '--policy', frontPolicy, '--insecure-registry', frontHost];
+      const code = await main(args, { stdout, stderr });
+      expect(code).toBe(0);
+      expect(stderr.text).toMatch(
+        new RegExp(`^waiting for the registry: GET ${frontHost}/v2/team/app/manifests/`, 'm'),
+      );
+      expect(stderr.text).toMatch(/, 3s so far$/m);
+    } finally {
+      front.closeAllConnections();
+      front.close();
+    }
+  }, 30_000);
+
+  it('refuses an unknown cloud credential provider', async () => {
+    const result = await verify(signedTag, '--policy', policyFile, '--cloud-credentials', 'aws');
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('--cloud-credentials takes ecr, gcp, acr, got "aws"');
+  });
 });

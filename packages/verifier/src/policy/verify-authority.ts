@@ -3,7 +3,7 @@
 // predicate type and policy (CEL in-process; CUE and Rego in their engines, hence async). Never
 // throws.
 import type { FailureKind } from '@signet/core';
-import type { DigestRef, DiscoveryRequest, FoundArtifact } from '../artifacts.js';
+import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from '../artifacts.js';
 import { decodeArtifact } from '../sigstore/decode.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { COSIGN_SIGN_PREDICATE_TYPE, type InTotoStatement } from '../sigstore/payload.js';
@@ -40,7 +40,7 @@ export function discoveryRequests(authority: CompiledAuthority, image: DigestRef
 export async function verifyAuthority(
   authority: CompiledAuthority,
   digest: string,
-  artifacts: readonly FoundArtifact[] | SignatureCheckError,
+  artifacts: readonly DiscoveredArtifact[] | SignatureCheckError,
 ): Promise<AuthorityCheck> {
   const name = authority.name;
   if (authority.type === 'static') return staticCheck(authority);
@@ -53,6 +53,11 @@ export async function verifyAuthority(
   const verified: VerifiedArtifact[] = [];
   const rejected: RejectedArtifact[] = [];
   for (const artifact of considered) {
+    if (artifact.format === 'unreadable') {
+      const error = new SignatureCheckError('MALFORMED_ARTIFACT', `unreadable: ${artifact.reason}`);
+      rejected.push({ source: artifact.source, format: artifact.listedAs, error });
+      continue;
+    }
     try {
       const result = verifyArtifact(decodeArtifact(artifact), check, digest);
       if (!wantsAttestations) requireSignaturePredicate(result);
@@ -118,18 +123,18 @@ function staticCheck(authority: StaticAuthority): AuthorityCheck {
 }
 
 /** Which found artifacts an authority looks at: its `signatureFormat`, signatures or attestations. */
-function considers(authority: CompiledAuthority, artifact: FoundArtifact): boolean {
+function considers(authority: CompiledAuthority, artifact: DiscoveredArtifact): boolean {
   const attestations = authority.attestations.length > 0;
+  const format = artifact.format === 'unreadable' ? artifact.listedAs : artifact.format;
   if (authority.signatureFormat === 'bundle') {
     // Unsigned hint only: a signature authority skips bundles announced as other attestations.
+    const predicateType = artifact.format === 'bundle' ? artifact.predicateType : undefined;
     return (
-      artifact.format === 'bundle' &&
-      (attestations ||
-        artifact.predicateType === undefined ||
-        artifact.predicateType === COSIGN_SIGN_PREDICATE_TYPE)
+      format === 'bundle' &&
+      (attestations || predicateType === undefined || predicateType === COSIGN_SIGN_PREDICATE_TYPE)
     );
   }
-  return artifact.format === (attestations ? 'legacy-attestation' : 'legacy-signature');
+  return format === (attestations ? 'legacy-attestation' : 'legacy-signature');
 }
 
 /** A DSSE bundle counts as an image signature only with cosign's signing predicate type. */

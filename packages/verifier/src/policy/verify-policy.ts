@@ -2,7 +2,7 @@
 // `policyVerdict` (any authority passing passes the policy, as in policy-controller), then the
 // spec-level policy (CEL, CUE or Rego) over what matched.
 import { type PolicyVerdict, policyVerdict } from '@signet/core';
-import type { FoundArtifact } from '../artifacts.js';
+import type { DiscoveredArtifact } from '../artifacts.js';
 import type { SignatureCheckError } from '../sigstore/errors.js';
 import type { SignerIdentity } from '../sigstore/verify.js';
 import type { CompiledAuthorities, CompiledAuthority, CompiledSpecPolicy } from './compile.js';
@@ -34,7 +34,7 @@ export async function verifyPolicy(
   compiled: CompiledAuthorities,
   digest: string,
   /** What discovery found for each authority, or why the registry could not be read for it. */
-  artifactsFor: (authority: CompiledAuthority) => readonly FoundArtifact[] | SignatureCheckError,
+  artifactsFor: (authority: CompiledAuthority) => readonly DiscoveredArtifact[] | SignatureCheckError,
   inputs: SpecPolicyInputs = {},
 ): Promise<PolicyCheck> {
   const authorities = await Promise.all(

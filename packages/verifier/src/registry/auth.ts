@@ -1,12 +1,15 @@
 // Registry authentication: anonymous first, then whatever the registry's 401 challenge asks for
 // (Basic, or a Bearer token from its token server), with tokens cached per registry, scope and
 // credential. A registry that keeps answering 401 to a freshly issued token gets exactly one retry
-// and then an `AUTH_LOOP` error, never another round.
+// and then an `AUTH_LOOP` error, never another round. Nothing that failed is remembered: a
+// challenge is kept only once it led to access, and dropped as soon as answering it fails, so one
+// repository's broken token realm never denies the registry's other repositories.
 import { createHash } from 'node:crypto';
 import type { RepositoryRef } from '../artifacts.js';
 import { ExpiringCache } from './cache.js';
 import { pickChallenge, type RegistryChallenge } from './challenge.js';
 import type { Clock } from './clock.js';
+import type { CredentialProvider } from './cloud/provider.js';
 import type { RegistryCall } from './deadline.js';
 import { RegistryError } from './errors.js';
 import type { HttpRequest, HttpResponse, HttpTransport } from './http.js';
@@ -55,11 +58,30 @@ export class Authenticator {
   readonly #transport: HttpTransport;
   readonly #cache: AuthCache;
   readonly #credentials: CredentialSource | undefined;
+  readonly #providers: readonly CredentialProvider[];
 
-  constructor(transport: HttpTransport, cache: AuthCache, credentials: CredentialSource | undefined) {
+  /** `providers` (cloud credentials) are asked, in order, when no pull secret matches. */
+  constructor(
+    transport: HttpTransport,
+    cache: AuthCache,
+    credentials: CredentialSource | undefined,
+    providers: readonly CredentialProvider[] = [],
+  ) {
     this.#transport = transport;
     this.#cache = cache;
     this.#credentials = credentials;
+    this.#providers = providers;
+  }
+
+  /** The pull secret for `repository`, else the first cloud provider's that serves its registry. */
+  async #credentialFor(
+    repository: RepositoryRef,
+    call: RegistryCall,
+  ): Promise<RegistryCredential | undefined> {
+    const fromSecret = this.#credentials?.credentialFor(repository);
+    if (fromSecret !== undefined) return fromSecret;
+    const provider = this.#providers.find((candidate) => candidate.handles(repository.registry));
+    return provider?.credentialFor(repository, { transport: this.#transport, call });
   }
 
   /**
@@ -67,7 +89,8 @@ export class Authenticator {
    * response but 401; throws `UNAUTHORIZED` or `AUTH_LOOP` when authentication does not succeed.
    */
   async send(request: HttpRequest, repository: RepositoryRef, call: RegistryCall): Promise<HttpResponse> {
-    const session = new AuthSession(this.#transport, this.#cache, repository, this.#credentials);
+    const credential = await this.#credentialFor(repository, call);
+    const session = new AuthSession(this.#transport, this.#cache, repository, credential);
     const first = await session.knownAuthorization(call);
     let response = await this.#transport.send(withAuthorization(request, first), call);
     if (response.status !== 401) return response;
@@ -95,7 +118,11 @@ export class Authenticator {
       );
     }
     response = await this.#transport.send(withAuthorization(request, second), call);
-    if (response.status !== 401) return response;
+    if (response.status !== 401) {
+      // Only a challenge that led to access is remembered for the next requests to this registry.
+      session.remember(challenge);
+      return response;
+    }
     session.forgetToken();
     throw refusal(
       challenge,
@@ -114,38 +141,63 @@ class AuthSession {
   readonly #repository: RepositoryRef;
   readonly #credential: RegistryCredential | undefined;
   readonly #tokenKey: string;
+  /** The remembered challenge that failed up front in this request, and how. */
+  #failedHint: { readonly challenge: BearerChallenge; readonly error: unknown } | undefined;
 
   constructor(
     transport: HttpTransport,
     cache: AuthCache,
     repository: RepositoryRef,
-    credentials: CredentialSource | undefined,
+    credential: RegistryCredential | undefined,
   ) {
     this.#transport = transport;
     this.#cache = cache;
     this.#repository = repository;
-    this.#credential = credentials?.credentialFor(repository);
+    this.#credential = credential;
     this.scope = pullScope(repository);
     this.#tokenKey = `${repository.registry.toLowerCase()} ${this.scope} ${fingerprint(this.#credential)}`;
   }
 
-  /** The Authorization to send before any challenge: a cached token, or what the last challenge asked. */
+  /**
+   * The Authorization to send before any challenge: a cached token, or what the registry's last
+   * successful challenge asks for. That challenge is only a hint: when answering it fails (its
+   * realm is down or refuses), it is forgotten and the request goes out without authorization, so
+   * the registry's own 401 says what this repository needs.
+   */
   async knownAuthorization(call: RegistryCall): Promise<string | undefined> {
     const token = this.#cache.tokens.get(this.#tokenKey);
     if (token !== undefined) return `Bearer ${token}`;
     const challenge = this.#cache.challenges.get(this.#registryKey());
-    return challenge === undefined ? undefined : this.#authorizationFor(challenge, [this.scope], call);
+    if (challenge === undefined) return undefined;
+    try {
+      return await this.#authorizationFor(challenge, [this.scope], call);
+    } catch (error) {
+      this.#cache.challenges.delete(this.#registryKey());
+      // Out of time or cancelled: nothing else can be tried in this request.
+      if (error instanceof RegistryError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'))
+        throw error;
+      // Only a Bearer challenge can fail here (answering Basic sends nothing).
+      this.#failedHint = { challenge: challenge as BearerChallenge, error };
+      return undefined;
+    }
   }
 
   /** The Authorization that answers `challenge`, which the registry just sent with a 401. */
   async answer(challenge: RegistryChallenge, call: RegistryCall): Promise<string | undefined> {
-    const clock = this.#cache.clock;
-    this.#cache.challenges.set(this.#registryKey(), challenge, clock.now() + CHALLENGE_TTL_MS);
     this.forgetToken();
+    // The same realm failed a moment ago in this request: its error is the answer.
+    const failed = this.#failedHint;
+    if (failed !== undefined && sameChallenge(failed.challenge, challenge)) throw failed.error;
     // A scope the registry names in its challenge is asked for too (it knows what it checks).
     const named = challenge.scheme === 'bearer' ? challenge.scope : undefined;
     const scopes = named === undefined || named === this.scope ? [this.scope] : [this.scope, named];
     return this.#authorizationFor(challenge, scopes, call);
+  }
+
+  /** Remembers `challenge`, which just led to access, so later requests authenticate up front. */
+  remember(challenge: RegistryChallenge): void {
+    const clock = this.#cache.clock;
+    this.#cache.challenges.set(this.#registryKey(), challenge, clock.now() + CHALLENGE_TTL_MS);
   }
 
   forgetToken(): void {
@@ -202,6 +254,13 @@ function refusal(
     `answered 401 again to a token its token server had just issued for ${scope}; ` +
       'the token server and the registry disagree (service, issuer or signing key), giving up',
   );
+}
+
+type BearerChallenge = Extract<RegistryChallenge, { scheme: 'bearer' }>;
+
+/** Whether a challenge sends Signet to the same token realm, for the same service, as `a`. */
+function sameChallenge(a: BearerChallenge, b: RegistryChallenge): boolean {
+  return b.scheme === 'bearer' && a.realm === b.realm && a.service === b.service;
 }
 
 function withAuthorization(request: HttpRequest, authorization: string | undefined): HttpRequest {

@@ -1,5 +1,6 @@
 // Reading response bodies with a byte cap, as a stream: a 50 MB "manifest" costs the cap, not
 // 50 MB, and an announced Content-Length over the cap is refused before a byte is read.
+import type { FetchResponse } from '../net/request.js';
 import { RegistryError, type RegistryErrorContext } from './errors.js';
 
 /** What to do when a body is longer than the cap. */
@@ -11,7 +12,7 @@ export type OverCap = 'fail' | 'truncate';
  * rest of the stream is cancelled, which closes the connection instead of downloading it.
  */
 export async function readBody(
-  response: Response,
+  response: FetchResponse,
   maxBytes: number,
   overCap: OverCap,
   context: RegistryErrorContext,

@@ -3,6 +3,7 @@
 // method takes a `RegistryCall` (signal + deadline) and throws only `RegistryError`.
 import type { RepositoryRef } from '../artifacts.js';
 import { AuthCache, type AuthCacheOptions, Authenticator } from './auth.js';
+import type { CredentialProvider } from './cloud/provider.js';
 import type { RegistryCall } from './deadline.js';
 import { digestOf, digestTag, isDigest, verifyDigest } from './digest.js';
 import { apiUrl, checkDigest, checkReference, isTag } from './endpoint.js';
@@ -39,6 +40,11 @@ export const DEFAULT_REGISTRY_LIMITS: RegistryLimits = {
 export interface RegistryClientOptions extends HttpTransportOptions {
   /** Where credentials come from (a `Keychain`); anonymous when absent. */
   readonly credentials?: CredentialSource;
+  /**
+   * Cloud credentials (ECR, GCP, ACR), asked when no pull secret matches, each for its own
+   * registries only. Kept by `withCredentials`.
+   */
+  readonly credentialProviders?: readonly CredentialProvider[];
   /** Shared token cache; one per client when absent. */
   readonly authCache?: AuthCache;
   readonly authCacheOptions?: AuthCacheOptions;
@@ -77,7 +83,12 @@ export class RegistryClient {
     this.transport = options.transport ?? new HttpTransport(options);
     this.authCache = options.authCache ?? new AuthCache(this.transport.clock, options.authCacheOptions);
     this.limits = { ...DEFAULT_REGISTRY_LIMITS, ...options.limits };
-    this.#auth = new Authenticator(this.transport, this.authCache, options.credentials);
+    this.#auth = new Authenticator(
+      this.transport,
+      this.authCache,
+      options.credentials,
+      options.credentialProviders,
+    );
   }
 
   /** A client with other credentials (one admission's pull secrets) sharing transport and token cache. */

@@ -34,6 +34,11 @@ export class CallBudget {
     return this.#call.deadline - this.#clock.now();
   }
 
+  /** True once the caller cancelled or the deadline passed. */
+  interrupted(): boolean {
+    return this.signal.aborted || this.remaining() <= 0;
+  }
+
   /** Throws `ABORTED` or `TIMEOUT` when the call may not go on. */
   check(context: RegistryErrorContext): void {
     if (this.signal.aborted || this.remaining() <= 0) throw this.translate(undefined, context);

@@ -2,6 +2,8 @@
 // signatures (`sha256-<hex>.sig`), legacy attestations (`.att`) and Sigstore bundles attached as
 // referrers. Nothing here decides validity; everything handed over is digest-verified bytes.
 // "Nothing there" (a missing tag) is an empty result; a registry failure is a `RegistryError`.
+// One unusable candidate (oversized, tampered, missing, malformed) is skipped and reported, never
+// allowed to hide the valid signature beside it; how much is read is bounded by count and bytes.
 import type {
   BundleArtifact,
   DiscoveryRequest,
@@ -9,6 +11,7 @@ import type {
   LegacyAttestation,
   LegacySignature,
   RepositoryRef,
+  UnreadableArtifact,
 } from '../artifacts.js';
 import type { FetchedManifest, RegistryClient } from './client.js';
 import type { RegistryCall } from './deadline.js';
@@ -27,35 +30,40 @@ import {
 export type ArtifactStore = Pick<RegistryClient, 'getManifest' | 'getBlob' | 'listReferrers'>;
 
 export interface DiscoveryLimits {
-  /** Signature or attestation layers read per legacy tag (default 32). */
+  /** Signature or attestation layers read per legacy tag (default 256). */
   readonly maxLayers: number;
-  /** Bundle referrers read (default 32). */
+  /** Bundle referrers read (default 64). */
   readonly maxReferrers: number;
   /** Largest payload, envelope or bundle blob (default 1 MiB; real ones are a few KiB). */
   readonly maxArtifactBytes: number;
+  /** Blob bytes read per legacy tag, and for the bundles of one image (default 8 MiB). */
+  readonly maxTotalBytes: number;
+  /** Blobs and referrer manifests read at a time (default 8). */
+  readonly concurrency: number;
 }
 
 export const DEFAULT_DISCOVERY_LIMITS: DiscoveryLimits = {
-  maxLayers: 32,
-  maxReferrers: 32,
+  maxLayers: 256,
+  maxReferrers: 64,
   maxArtifactBytes: 1024 * 1024,
+  maxTotalBytes: 8 * 1024 * 1024,
+  concurrency: 8,
 };
 
-/** Candidates that were left unread because there were more than the limit. */
+/** Candidates that were left unread because there were more than a limit allows. */
 export interface Truncation {
   /** `registry/repo:sha256-<hex>.sig`, or `registry/repo@sha256:... referrers`. */
   readonly source: string;
   readonly kind: 'signature-layers' | 'attestation-layers' | 'bundle-referrers';
+  /** Which limit: the number of candidates, or the bytes read. */
+  readonly by: 'count' | 'bytes';
   readonly limit: number;
   /** How many candidates there were; `undefined` when the registry's pages were not all read. */
   readonly found: number | undefined;
 }
 
 /** A candidate that is not usable and was passed over, with the reason. */
-export interface Skipped {
-  readonly source: string;
-  readonly reason: string;
-}
+export type Skipped = UnreadableArtifact;
 
 export interface Discovery {
   readonly artifacts: FoundArtifact[];
@@ -157,36 +165,54 @@ async function legacyLayers(
   if (fetched.manifest.kind !== 'manifest') {
     throw new RegistryError('MALFORMED', store, `${tag} is an index, not an image manifest`);
   }
+  const listedAs = kind === 'signature-layers' ? 'legacy-signature' : 'legacy-attestation';
   const candidates = fetched.manifest.layers.filter((layer) => layer.mediaType === mediaType);
   if (candidates.length > limits.maxLayers) {
-    scan.truncated.push({ source, kind, limit: limits.maxLayers, found: candidates.length });
+    scan.truncated.push({ source, kind, by: 'count', limit: limits.maxLayers, found: candidates.length });
   }
-  const contents: LayerContent[] = [];
-  for (const [index, layer] of candidates.slice(0, limits.maxLayers).entries()) {
-    const bytes = await readArtifactBlob(scan, layer);
-    contents.push({ source: `${source} layer ${index}`, bytes, annotations: layer.annotations });
+  const budget = new ByteBudget(limits.maxTotalBytes);
+  const wanted = candidates.slice(0, limits.maxLayers).map((layer, index) => ({ layer, index }));
+  const read = await mapLimited(wanted, limits.concurrency, async ({ layer, index }) => {
+    const at = `${source} layer ${index}`;
+    const bytes = await readCandidate(scan, at, listedAs, layer, budget);
+    return bytes === undefined ? undefined : { source: at, bytes, annotations: layer.annotations };
+  });
+  if (budget.exceeded) {
+    scan.truncated.push({ source, kind, by: 'bytes', limit: limits.maxTotalBytes, found: candidates.length });
   }
-  return contents;
+  return read.filter((content): content is LayerContent => content !== undefined);
 }
 
 async function bundleArtifacts(scan: Scan, digest: string): Promise<BundleArtifact[]> {
   const { store, limits } = scan;
   const referrers = await scan.client.listReferrers(store, digest, scan.call);
   const candidates = unique(referrers.descriptors.filter(isBundleReferrer));
+  const source = `${store.registry}/${store.repository}@${digest} referrers`;
   if (referrers.truncated || candidates.length > limits.maxReferrers) {
     scan.truncated.push({
-      source: `${store.registry}/${store.repository}@${digest} referrers`,
+      source,
       kind: 'bundle-referrers',
+      by: 'count',
       limit: limits.maxReferrers,
       found: referrers.truncated ? undefined : candidates.length,
     });
   }
-  const bundles: BundleArtifact[] = [];
-  for (const descriptor of candidates.slice(0, limits.maxReferrers)) {
-    const bundle = await bundleOf(scan, digest, descriptor);
-    if (bundle) bundles.push(bundle);
+  const budget = new ByteBudget(limits.maxTotalBytes);
+  const bundles = await mapLimited(
+    candidates.slice(0, limits.maxReferrers),
+    limits.concurrency,
+    (descriptor) => bundleOf(scan, digest, descriptor, budget),
+  );
+  if (budget.exceeded) {
+    scan.truncated.push({
+      source,
+      kind: 'bundle-referrers',
+      by: 'bytes',
+      limit: limits.maxTotalBytes,
+      found: candidates.length,
+    });
   }
-  return bundles;
+  return bundles.filter((bundle): bundle is BundleArtifact => bundle !== undefined);
 }
 
 /** One referrer's bundle, or `undefined` (recorded as skipped) when the referrer is not usable. */
@@ -194,13 +220,20 @@ async function bundleOf(
   scan: Scan,
   subject: string,
   descriptor: BundleReferrer,
+  budget: ByteBudget,
 ): Promise<BundleArtifact | undefined> {
   const source = `${scan.store.registry}/${scan.store.repository}@${descriptor.digest}`;
   const skip = (reason: string) => {
-    scan.skipped.push({ source, reason });
+    scan.skipped.push({ format: 'unreadable', source, listedAs: 'bundle', reason });
     return undefined;
   };
-  const fetched = await manifestOrNothing(scan, descriptor.digest);
+  let fetched: FetchedManifest | undefined;
+  try {
+    fetched = await manifestOrNothing(scan, descriptor.digest);
+  } catch (error) {
+    if (!isContentProblem(error)) throw error;
+    return skip(`the referrer manifest is unusable: ${error.problem}`);
+  }
   if (fetched === undefined) return skip('the referrer manifest is listed but does not exist');
   const manifest = fetched.manifest;
   if (manifest.kind !== 'manifest') return skip('the referrer is an index, not an image manifest');
@@ -216,10 +249,12 @@ async function bundleOf(
   if (layer === undefined || layers.length > 1) {
     return skip(`the referrer has ${layers.length} bundle layers, not exactly one`);
   }
+  const bundle = await readCandidate(scan, source, 'bundle', layer, budget);
+  if (bundle === undefined) return undefined;
   return {
     format: 'bundle',
     source,
-    bundle: await readArtifactBlob(scan, layer),
+    bundle,
     artifactType,
     predicateType:
       manifest.annotations[BUNDLE_PREDICATE_TYPE_ANNOTATION] ??
@@ -227,16 +262,86 @@ async function bundleOf(
   };
 }
 
+/**
+ * The verified blob of one candidate, or `undefined` when it is skipped (over the artifact cap,
+ * missing, not matching its digest: recorded with the reason) or left unread (the byte budget is
+ * spent). Registry failures (timeouts, 5xx, refused credentials) are thrown: they say nothing
+ * about the candidate.
+ */
+async function readCandidate(
+  scan: Scan,
+  source: string,
+  listedAs: UnreadableArtifact['listedAs'],
+  layer: Descriptor,
+  budget: ByteBudget,
+): Promise<Uint8Array | undefined> {
+  const skip = (reason: string) => {
+    scan.skipped.push({ format: 'unreadable', source, listedAs, reason });
+    return undefined;
+  };
+  const max = scan.limits.maxArtifactBytes;
+  if (layer.size > max)
+    return skip(`layer ${layer.digest} announces ${layer.size} bytes; the limit is ${max}`);
+  if (!budget.take(layer.size)) return undefined;
+  try {
+    return await readArtifactBlob(scan, layer);
+  } catch (error) {
+    if (!isContentProblem(error)) throw error;
+    return skip(error.problem);
+  }
+}
+
 async function readArtifactBlob(scan: Scan, layer: Descriptor): Promise<Uint8Array> {
   const max = scan.limits.maxArtifactBytes;
-  if (layer.size > max) {
-    throw new RegistryError(
-      'TOO_LARGE',
-      scan.store,
-      `layer ${layer.digest} announces ${layer.size} bytes; the limit is ${max}`,
-    );
-  }
   return scan.client.getBlob(scan.store, layer.digest, scan.call, { maxBytes: max });
+}
+
+/** What a candidate's own content can cause: the candidate is unusable, the registry is fine. */
+function isContentProblem(error: unknown): error is RegistryError {
+  return (
+    error instanceof RegistryError &&
+    (error.code === 'NOT_FOUND' ||
+      error.code === 'TOO_LARGE' ||
+      error.code === 'DIGEST_MISMATCH' ||
+      error.code === 'MALFORMED')
+  );
+}
+
+/** Bytes that may still be read; once a candidate does not fit, the rest are left unread. */
+class ByteBudget {
+  #left: number;
+  exceeded = false;
+
+  constructor(total: number) {
+    this.#left = total;
+  }
+
+  take(bytes: number): boolean {
+    if (this.exceeded || bytes > this.#left) {
+      this.exceeded = true;
+      return false;
+    }
+    this.#left -= bytes;
+    return true;
+  }
+}
+
+/** `map` with at most `limit` calls running at a time; results in input order. */
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return results;
 }
 
 async function manifestOrNothing(scan: Scan, reference: string): Promise<FetchedManifest | undefined> {

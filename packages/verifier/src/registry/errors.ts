@@ -12,6 +12,8 @@ export type RegistryErrorCode =
   | 'ABORTED'
   /** The registry or its token server refused the credentials (401/403). */
   | 'UNAUTHORIZED'
+  /** A cloud credential provider (ECR, GCP, ACR) could not produce credentials. */
+  | 'CREDENTIALS_FAILED'
   /** A fresh token was issued but the registry still answered 401. */
   | 'AUTH_LOOP'
   /** The manifest, blob or tag does not exist. */
@@ -28,8 +30,10 @@ export type RegistryErrorCode =
   | 'RATE_LIMITED'
   /** 5xx until retries or the deadline ran out. */
   | 'SERVER_ERROR'
-  /** Plain HTTP (or another scheme) to a host not listed as insecure. */
+  /** Plain HTTP (or another scheme) to a host not listed as insecure, or a private address refused. */
   | 'INSECURE_REFUSED'
+  /** TLS did not work: plain HTTP answered, a certificate from an untrusted CA, expired, another name. */
+  | 'TLS_FAILED'
   /** A status the protocol does not allow here (400, 405, ...). */
   | 'UNEXPECTED_STATUS'
   /** The caller passed something invalid (a malformed digest or tag): a bug, not the registry. */

@@ -1,12 +1,20 @@
-// HTTP for the registry layer, on an injected `fetch` (Node's global one by default): one call =
-// one deadline, retries for 429/5xx/connection failures inside it, redirects followed by hand (so
-// we can refuse loops, count hops, keep plain HTTP out, and drop credentials when a blob download
-// is redirected to storage on another host), and bodies read under a byte cap.
+// HTTP for the registry layer, on an injected request function (undici's `request` by default,
+// not WHATWG `fetch`, which refuses ports browsers block): one call = one deadline, retries for
+// 429/5xx/connection failures inside it, redirects followed by hand (so we can refuse loops, count
+// hops, keep plain HTTP out, and drop credentials when a blob download is redirected to storage on
+// another host), and bodies read under a byte cap. Connections go through two dispatchers: one for
+// the registry's own host (and hosts listed as private), one for every other host the registry
+// sends Signet to, whose names must not resolve to private addresses. Both honour proxy settings
+// and the extra CA certificates.
+import type { Dispatcher } from 'undici';
+import { createDispatcher, type NetworkOptions } from '../net/dispatcher.js';
+import { guardedLookup, PrivateAddressError } from '../net/lookup.js';
+import { dispatchFetch, type FetchFunction, type FetchResponse } from '../net/request.js';
 import { type OverCap, readBody } from './body.js';
 import { type Clock, systemClock } from './clock.js';
 import { CallBudget, type RegistryCall } from './deadline.js';
 import { displayUrl, RegistryError, type RegistryErrorContext } from './errors.js';
-import { isPrivateAddress } from './private-address.js';
+import { isLocalhostName, isPrivateAddress } from './private-address.js';
 import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
@@ -15,8 +23,7 @@ import {
   type RetryPolicy,
 } from './retry.js';
 
-/** The subset of the global `fetch` the transport uses; wrap it in tests to count or fail calls. */
-export type FetchFunction = (url: URL, init: RequestInit) => Promise<Response>;
+export type { FetchFunction, FetchResponse };
 
 export interface HttpRequest {
   readonly method: 'GET' | 'HEAD' | 'POST';
@@ -39,7 +46,8 @@ export interface HttpResponse {
   readonly url: URL;
 }
 
-export interface HttpTransportOptions {
+export interface HttpTransportOptions extends NetworkOptions {
+  /** How requests are sent (`dispatchFetch` by default); it receives the dispatcher to use in `init`. */
   readonly fetch?: FetchFunction;
   readonly clock?: Clock;
   /** Jitter source in [0, 1). */
@@ -69,16 +77,26 @@ export class HttpTransport {
   readonly #retry: RetryPolicy;
   readonly #maxRedirects: number;
   readonly #errorBodyMaxBytes: number;
+  readonly #network: NetworkOptions;
+  #direct: Promise<Dispatcher> | undefined;
+  #guarded: Promise<Dispatcher> | undefined;
 
   constructor(options: HttpTransportOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.#fetch = options.fetch ?? ((url, init) => fetch(url, init));
+    this.#fetch = options.fetch ?? dispatchFetch;
+    this.#network = options;
     this.#random = options.random ?? Math.random;
     this.#insecure = lowercased(options.insecureHosts);
     this.#privateHosts = new Set([...this.#insecure, ...lowercased(options.privateHosts)]);
     this.#retry = options.retry ?? DEFAULT_RETRY_POLICY;
     this.#maxRedirects = options.maxRedirects ?? 5;
     this.#errorBodyMaxBytes = options.errorBodyMaxBytes ?? 16 * 1024;
+  }
+
+  /** Closes the connections kept alive (a process that is done with the registry calls this). */
+  async close(): Promise<void> {
+    const dispatchers = await Promise.all([this.#direct, this.#guarded]);
+    await Promise.all(dispatchers.map((dispatcher) => dispatcher?.close()));
   }
 
   /** Whether `host` (`host[:port]`) is listed as insecure, i.e. served over plain HTTP. */
@@ -107,8 +125,8 @@ export class HttpTransport {
     const visited = new Set([request.url.href]);
     let current = request;
     for (let hops = 0; ; hops++) {
-      this.#checkTarget(current.url, current.context);
-      const response = await this.#fetchWithRetries(current, budget);
+      const dispatcher = await this.#dispatcherFor(current.url, current.context);
+      const response = await this.#fetchWithRetries(current, dispatcher, budget);
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null) return this.#read(response, current);
       await response.body?.cancel().catch(ignore);
@@ -128,8 +146,13 @@ export class HttpTransport {
     }
   }
 
-  /** Plain HTTP only to insecure hosts; private addresses only for the registry itself or when listed. */
-  #checkTarget(url: URL, context: RegistryErrorContext): void {
+  /**
+   * The dispatcher for `url`, after refusing what may not be sent there: plain HTTP except to
+   * insecure hosts; private IP literals and `localhost` names except for the registry itself or
+   * hosts listed as private. Any other host that is not the registry's gets the dispatcher whose
+   * lookup refuses private addresses.
+   */
+  #dispatcherFor(url: URL, context: RegistryErrorContext): Promise<Dispatcher> {
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.isInsecure(url.host))) {
       throw new RegistryError(
         'INSECURE_REFUSED',
@@ -138,34 +161,42 @@ export class HttpTransport {
       );
     }
     const host = url.host.toLowerCase();
-    if (
-      host === context.registry.toLowerCase() ||
-      this.#privateHosts.has(host) ||
-      !isPrivateAddress(url.hostname)
-    ) {
-      return;
+    if (host === context.registry.toLowerCase() || this.#privateHosts.has(host)) {
+      this.#direct ??= createDispatcher(this.#network);
+      return this.#direct;
     }
-    throw new RegistryError(
-      'INSECURE_REFUSED',
-      context,
-      `refusing ${displayUrl(url)}: a loopback, private or link-local address that is not the registry itself ` +
-        '(list the host in privateHosts to allow it)',
-    );
+    if (isPrivateAddress(url.hostname) || isLocalhostName(url.hostname)) {
+      throw new RegistryError(
+        'INSECURE_REFUSED',
+        context,
+        `refusing ${displayUrl(url)}: a loopback, private or link-local address that is not the registry itself ` +
+          '(list the host as a private registry host to allow it)',
+      );
+    }
+    this.#guarded ??= createDispatcher({ ...this.#network, lookup: guardedLookup(this.#network.lookup) });
+    return this.#guarded;
   }
 
-  async #fetchWithRetries(request: HttpRequest, budget: CallBudget): Promise<Response> {
+  async #fetchWithRetries(
+    request: HttpRequest,
+    dispatcher: Dispatcher,
+    budget: CallBudget,
+  ): Promise<FetchResponse> {
     for (let attempt = 1; ; attempt++) {
       budget.check(request.context);
-      let response: Response;
+      let response: FetchResponse;
       try {
         response = await this.#fetch(request.url, {
           method: request.method,
           headers: { ...request.headers },
           ...(request.body === undefined ? {} : { body: request.body }),
-          redirect: 'manual',
           signal: budget.signal,
+          dispatcher,
         });
       } catch (error) {
+        // Answers that another attempt cannot change: refused addresses, TLS problems.
+        const final = budget.interrupted() ? undefined : connectionRefusal(error, request);
+        if (final !== undefined) throw final;
         const failure = budget.translate(error, request.context);
         if (failure.code !== 'UNREACHABLE') throw failure;
         await this.#waitBeforeRetry(attempt, undefined, failure, budget);
@@ -200,7 +231,7 @@ export class HttpTransport {
     await this.clock.sleep(delay, budget.signal);
   }
 
-  async #read(response: Response, request: HttpRequest): Promise<HttpResponse> {
+  async #read(response: FetchResponse, request: HttpRequest): Promise<HttpResponse> {
     let body: Uint8Array;
     if (request.method === 'HEAD') {
       await response.body?.cancel().catch(ignore);
@@ -213,6 +244,75 @@ export class HttpTransport {
     }
     return { status: response.status, headers: response.headers, body, url: request.url };
   }
+}
+
+/** The `code`s along an error's cause chain (undici wraps socket and TLS errors). */
+function errorCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    current = current.cause;
+  }
+  return codes;
+}
+
+/** OpenSSL's view of a TLS handshake answered with plain HTTP. */
+const PLAIN_HTTP_CODES = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG']);
+/** Certificate chains that do not end at a trusted CA. */
+const UNTRUSTED_CA_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+]);
+
+/**
+ * The error for a connection that failed in a way retrying cannot change, said so that the
+ * reader knows what to do (no OpenSSL text), or `undefined` for failures worth another attempt.
+ */
+function connectionRefusal(error: unknown, request: HttpRequest): RegistryError | undefined {
+  const { url, context } = request;
+  let cause: unknown = error;
+  for (let depth = 0; depth < 5 && cause instanceof Error; depth++) {
+    if (cause instanceof PrivateAddressError) {
+      return new RegistryError(
+        'INSECURE_REFUSED',
+        context,
+        `refusing ${displayUrl(url)}: ${cause.message}, and not the registry itself ` +
+          '(list the host as a private registry host to allow it)',
+      );
+    }
+    cause = cause.cause;
+  }
+  const codes = errorCodes(error);
+  const tls = (problem: string) =>
+    new RegistryError('TLS_FAILED', context, `TLS with ${url.host} failed: ${problem}`, { cause: error });
+  const code = codes.find(
+    (c) => PLAIN_HTTP_CODES.has(c) || UNTRUSTED_CA_CODES.has(c) || /^(ERR_TLS_|ERR_SSL_|CERT_)/.test(c),
+  );
+  if (code === undefined) return undefined;
+  if (PLAIN_HTTP_CODES.has(code)) {
+    return new RegistryError(
+      'TLS_FAILED',
+      context,
+      `${url.host} answered plain HTTP to an HTTPS request; if it serves plain HTTP, add it to the insecure registries`,
+      { cause: error },
+    );
+  }
+  if (UNTRUSTED_CA_CODES.has(code)) {
+    return tls(
+      `its certificate is not issued by a CA Signet trusts (${code}); if a private CA issued it, add that CA to the registry CA bundle`,
+    );
+  }
+  if (code === 'CERT_HAS_EXPIRED') return tls('its certificate has expired');
+  if (code === 'CERT_NOT_YET_VALID') return tls('its certificate is not valid yet');
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return tls(`its certificate is not valid for the name ${url.hostname}`);
+  return tls(code);
 }
 
 function lowercased(hosts: Iterable<string> | undefined): Set<string> {

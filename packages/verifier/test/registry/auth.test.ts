@@ -356,6 +356,87 @@ describe('token server failures', () => {
   });
 });
 
+describe('challenges and tokens scoped to what they were for (issue 9, item 5)', () => {
+  /** One host: `private/*` wants tokens from realm `/token-<n>` (the active one), the rest is anonymous. */
+  async function mixedRegistry() {
+    const state = { realm: 'token-1', broken: new Set<string>(), hang: false };
+    let issued = 0;
+    const server = await startServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://x');
+      const realm = url.pathname.slice(1);
+      if (realm.startsWith('token-')) {
+        if (state.hang) return;
+        if (state.broken.has(realm)) return sendJson(response, 400, { details: 'realm misconfigured' });
+        return sendJson(response, 200, { token: `${realm}-tok-${++issued}`, expires_in: 300 });
+      }
+      if (!url.pathname.startsWith('/v2/private/')) return sendJson(response, 200, { open: true });
+      if (request.headers.authorization?.startsWith(`Bearer ${state.realm}-tok-`)) {
+        return sendJson(response, 200, { private: true });
+      }
+      const host = request.headers.host ?? '';
+      sendJson(
+        response,
+        401,
+        {},
+        { 'www-authenticate': `Bearer realm="http://${host}/${state.realm}",service="s"` },
+      );
+    });
+    servers.push(server);
+    const tokenRequests = () => server.requests.filter((seen) => seen.url.startsWith('/token-'));
+    return { server, state, tokenRequests };
+  }
+
+  it('does not apply a challenge whose token realm failed to the other repositories of the host', async () => {
+    const { server, state, tokenRequests } = await mixedRegistry();
+    state.broken.add('token-1');
+    const { auth } = setup(server);
+    const denied = await failure(auth.send(...manifestRequest(server, 'private/app'), callWithin(5_000)));
+    expect(denied.code).toBe('UNEXPECTED_STATUS');
+    const open = await auth.send(...manifestRequest(server, 'public/app'), callWithin(5_000));
+    expect(open.status).toBe(200);
+    expect(tokenRequests()).toHaveLength(1);
+  });
+
+  it("drops a remembered challenge when its realm stops working, and follows the registry's new one", async () => {
+    const { server, state, tokenRequests } = await mixedRegistry();
+    const { auth } = setup(server);
+    expect((await auth.send(...manifestRequest(server, 'private/a'), callWithin(5_000))).status).toBe(200);
+    // The registry moves to another token realm; the old one is now refused.
+    state.broken.add('token-1');
+    state.realm = 'token-2';
+    expect((await auth.send(...manifestRequest(server, 'private/b'), callWithin(5_000))).status).toBe(200);
+    expect((await auth.send(...manifestRequest(server, 'private/c'), callWithin(5_000))).status).toBe(200);
+    expect(tokenRequests().map((seen) => seen.url.split('?')[0])).toEqual([
+      '/token-1', // private/a
+      '/token-1', // private/b, up front with the remembered challenge: refused, so forgotten
+      '/token-2', // private/b, answering the registry's new challenge
+      '/token-2', // private/c, up front with the new challenge
+    ]);
+  });
+
+  it('gives up when the remembered realm uses up the deadline', async () => {
+    const { server, state } = await mixedRegistry();
+    const { auth } = setup(server);
+    await auth.send(...manifestRequest(server, 'private/a'), callWithin(5_000));
+    state.hang = true;
+    const late = await failure(auth.send(...manifestRequest(server, 'private/b'), callWithin(300)));
+    expect(late.code).toBe('TIMEOUT');
+  });
+
+  it('tries a failing realm once per request, not twice, when the registry still names it', async () => {
+    const { server, state, tokenRequests } = await mixedRegistry();
+    const { auth } = setup(server);
+    await auth.send(...manifestRequest(server, 'private/a'), callWithin(5_000));
+    state.broken.add('token-1');
+    const denied = await failure(auth.send(...manifestRequest(server, 'private/b'), callWithin(5_000)));
+    expect(denied.code).toBe('UNEXPECTED_STATUS');
+    expect(tokenRequests()).toHaveLength(2);
+    // Nothing of the failure is kept: once the realm works again, so does the next request.
+    state.broken.delete('token-1');
+    expect((await auth.send(...manifestRequest(server, 'private/b'), callWithin(5_000))).status).toBe(200);
+  });
+});
+
 describe('Basic and missing challenges', () => {
   async function basicRegistry(valid: string) {
     const server = await startServer((request, response) => {
@@ -387,9 +468,24 @@ describe('Basic and missing challenges', () => {
     expect(error.message).toContain('refused the configured credentials');
     expect(error.message).not.toContain('hunter2');
     expect(server.requests).toHaveLength(2);
-    // Known Basic registry: the credentials go up front and a refusal is final at once.
+    // A challenge whose answer was refused is not remembered: the next request starts afresh.
     const again = await failure(auth.send(...manifestRequest(server), callWithin(5_000)));
     expect(again.code).toBe('UNAUTHORIZED');
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it('refuses at once when credentials that worked are refused later', async () => {
+    let valid = `Basic ${Buffer.from('robot:hunter2-secret').toString('base64')}`;
+    const server = await startServer((request, response) => {
+      if (request.headers.authorization === valid) return sendJson(response, 200, {});
+      sendJson(response, 401, {}, { 'www-authenticate': 'Basic realm="registry"' });
+    });
+    servers.push(server);
+    const { auth } = setup(server, basic);
+    await auth.send(...manifestRequest(server), callWithin(5_000));
+    valid = 'Basic rotated';
+    const error = await failure(auth.send(...manifestRequest(server), callWithin(5_000)));
+    expect(error.message).toContain('refused the configured credentials');
     expect(server.requests).toHaveLength(3);
   });
 

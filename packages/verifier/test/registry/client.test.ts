@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RepositoryRef } from '../../src/artifacts.js';
+import { dispatchFetch } from '../../src/net/request.js';
 import { AuthCache } from '../../src/registry/auth.js';
 import { RegistryClient, type RegistryClientOptions } from '../../src/registry/client.js';
 import { RegistryError } from '../../src/registry/errors.js';
@@ -85,7 +86,9 @@ describe('resolveDigest', () => {
     const client = new RegistryClient({
       insecureHosts: [server.host],
       fetch: (url, init) =>
-        init.method === 'HEAD' ? Promise.resolve(new Response(null, { status: 405 })) : fetch(url, init),
+        init.method === 'HEAD'
+          ? Promise.resolve(new Response(null, { status: 405 }))
+          : dispatchFetch(url, init),
     });
     expect(await client.resolveDigest({ ...repo, tag: 'v1' }, callWithin(5_000))).toBe(image.digest);
   });

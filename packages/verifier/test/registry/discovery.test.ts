@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DiscoveryRequest, RepositoryRef } from '../../src/artifacts.js';
+import { dispatchFetch } from '../../src/net/request.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import { discoverArtifacts } from '../../src/registry/discovery.js';
 import { RegistryError } from '../../src/registry/errors.js';
@@ -205,15 +206,37 @@ describe('discoverArtifacts', () => {
     const { memory, client, repo, image, request } = await setup();
     const layers = Array.from({ length: 40 }, (_, n) => signatureLayer(memory, 'team/app', image.digest, n));
     pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
-    const found = await discoverArtifacts(client, request(), callWithin(10_000));
+    const found = await discoverArtifacts(client, request(), callWithin(10_000), { maxLayers: 32 });
     expect(found.artifacts).toHaveLength(32);
     expect(found.truncated).toEqual([
       {
         source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')}`,
         kind: 'signature-layers',
+        by: 'count',
         limit: 32,
         found: 40,
       },
+    ]);
+  });
+
+  it('reads at most maxTotalBytes of layers and bundles, and reports where it stopped', async () => {
+    const { memory, client, image, request } = await setup();
+    const layers = Array.from({ length: 6 }, (_, n) => signatureLayer(memory, 'team/app', image.digest, n));
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
+    const perLayer = layers[0]?.size ?? 0;
+    for (let n = 0; n < 3; n++) {
+      const bundle = memory.pushBlob('team/app', `{"n":${n},"pad":"${'x'.repeat(perLayer * 2)}"}`, BUNDLE);
+      pushBundleReferrer(memory, 'team/app', image, { layers: [bundle] });
+    }
+    const found = await discoverArtifacts(client, request(), callWithin(10_000), {
+      maxTotalBytes: perLayer * 4,
+      concurrency: 1,
+    });
+    expect(found.artifacts.filter((artifact) => artifact.format === 'legacy-signature')).toHaveLength(4);
+    expect(found.artifacts.filter((artifact) => artifact.format === 'bundle')).toHaveLength(1);
+    expect(found.truncated).toMatchObject([
+      { kind: 'signature-layers', by: 'bytes', limit: perLayer * 4, found: 6 },
+      { kind: 'bundle-referrers', by: 'bytes', found: 3 },
     ]);
   });
 
@@ -222,7 +245,7 @@ describe('discoverArtifacts', () => {
     for (let n = 0; n < 3; n++) pushBundleReferrer(memory, 'team/app', image);
     const found = await discoverArtifacts(client, request(), callWithin(5_000), { maxReferrers: 2 });
     expect(found.artifacts).toHaveLength(2);
-    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', limit: 2, found: 3 }]);
+    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', by: 'count', limit: 2, found: 3 }]);
   });
 
   it('reports a referrers list the client cut short', async () => {
@@ -270,18 +293,42 @@ describe('discoverArtifacts', () => {
     ]);
     const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
     expect(found.skipped).toEqual([
-      { source: at(noLayers.digest), reason: 'the referrer has 0 bundle layers, not exactly one' },
-      { source: at(twoLayers.digest), reason: 'the referrer has 2 bundle layers, not exactly one' },
       {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(noLayers.digest),
+        reason: 'the referrer has 0 bundle layers, not exactly one',
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(twoLayers.digest),
+        reason: 'the referrer has 2 bundle layers, not exactly one',
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
         source: at(otherSubject.digest),
         reason: `the referrer's subject is ${sha256('other image')}, not ${image.digest}`,
       },
       {
+        format: 'unreadable',
+        listedAs: 'bundle',
         source: at(sbom.digest),
         reason: 'the referrer\'s artifactType is "application/spdx+json", not a Sigstore bundle',
       },
-      { source: at(index.digest), reason: 'the referrer is an index, not an image manifest' },
-      { source: at(missing.digest), reason: 'the referrer manifest is listed but does not exist' },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(index.digest),
+        reason: 'the referrer is an index, not an image manifest',
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(missing.digest),
+        reason: 'the referrer manifest is listed but does not exist',
+      },
     ]);
   });
 
@@ -324,26 +371,52 @@ describe('discoverArtifacts', () => {
     expect((error as RegistryError).code).toBe('MALFORMED');
   });
 
-  it('refuses a layer announced larger than the artifact cap, before downloading it', async () => {
+  it('skips a layer announced larger than the artifact cap, before downloading it', async () => {
     const { memory, server, client, image, request } = await setup();
     const layer = signatureLayer(memory, 'team/app', image.digest);
     pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [{ ...layer, size: 2 * 1024 * 1024 }]);
-    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
-      (caught: unknown) => caught,
-    )) as RegistryError;
-    expect(error.code).toBe('TOO_LARGE');
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    expect(found.artifacts).toEqual([]);
+    expect(found.skipped).toMatchObject([
+      {
+        listedAs: 'legacy-signature',
+        reason: `layer ${layer.digest} announces 2097152 bytes; the limit is 1048576`,
+      },
+    ]);
     expect(server.requests.some((seen) => seen.url.includes('/blobs/'))).toBe(false);
   });
 
-  it('refuses a signature blob that does not match its layer digest', async () => {
-    const { memory, client, image, request } = await setup();
-    const layer = signatureLayer(memory, 'team/app', image.digest);
-    memory.blobs.set(`team/app@${layer.digest}`, Buffer.from('tampered'));
-    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [layer]);
+  it('passes registry failures while reading a referrer manifest on', async () => {
+    const { memory, server, image, request } = await setup();
+    const referrer = pushBundleReferrer(memory, 'team/app', image);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      fetch: async (url, init) =>
+        url.pathname.endsWith(referrer.digest)
+          ? new Response('down', { status: 503 })
+          : dispatchFetch(url, init),
+    });
     const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
       (caught: unknown) => caught,
     )) as RegistryError;
-    expect(error.code).toBe('DIGEST_MISMATCH');
+    expect(error.code).toBe('SERVER_ERROR');
+  });
+
+  it('passes registry failures while reading a layer on, instead of skipping the layer', async () => {
+    const { memory, server, image, request } = await setup();
+    const layer = signatureLayer(memory, 'team/app', image.digest);
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [layer]);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      fetch: async (url, init) =>
+        url.pathname.includes('/blobs/') ? new Response('down', { status: 503 }) : dispatchFetch(url, init),
+    });
+    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('SERVER_ERROR');
   });
 
   it('passes registry failures on instead of reporting nothing found', async () => {
@@ -365,6 +438,81 @@ describe('discoverArtifacts', () => {
       (caught: unknown) => caught,
     )) as RegistryError;
     expect(error.code).toBe('SERVER_ERROR');
+  });
+
+  describe('one bad candidate does not hide a good one (issue 9, item 10)', () => {
+    it('skips an oversized signature layer and reads the good one beside it', async () => {
+      const { memory, server, client, image, request } = await setup();
+      const good = signatureLayer(memory, 'team/app', image.digest, 1);
+      const huge = { ...signatureLayer(memory, 'team/app', image.digest, 2), size: 2 * 1024 * 1024 };
+      pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [huge, good]);
+      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      expect(found.artifacts).toHaveLength(1);
+      expect(found.artifacts[0]?.source).toMatch(/\.sig layer 1$/);
+      expect(found.skipped).toMatchObject([
+        {
+          format: 'unreadable',
+          listedAs: 'legacy-signature',
+          reason: expect.stringContaining('2097152 bytes'),
+        },
+      ]);
+      expect(server.requests.filter((seen) => seen.url.includes(huge.digest))).toHaveLength(0);
+    });
+
+    it('skips a layer whose blob does not match its digest, or is missing, and reads the rest', async () => {
+      const { memory, client, image, request } = await setup();
+      const tampered = signatureLayer(memory, 'team/app', image.digest, 1);
+      memory.blobs.set(`team/app@${tampered.digest}`, Buffer.from('tampered'));
+      const missing = { ...signatureLayer(memory, 'team/app', image.digest, 2) };
+      memory.blobs.delete(`team/app@${missing.digest}`);
+      const good = signatureLayer(memory, 'team/app', image.digest, 3);
+      pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [tampered, missing, good]);
+      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      expect(found.artifacts.map((artifact) => artifact.source.split(' ').at(-1))).toEqual(['2']);
+      expect(found.skipped.map((skipped) => skipped.reason)).toEqual([
+        expect.stringMatching(/^blob sha256:\w+ hashes to sha256:\w+, not sha256:\w+$/),
+        expect.stringContaining('not found (BLOB_UNKNOWN)'),
+      ]);
+    });
+
+    it('reads the layers after the 32nd', async () => {
+      const { memory, client, image, request } = await setup();
+      const layers = Array.from({ length: 40 }, (_, n) =>
+        signatureLayer(memory, 'team/app', image.digest, n),
+      );
+      pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
+      const found = await discoverArtifacts(client, request(), callWithin(10_000));
+      expect(found.artifacts).toHaveLength(40);
+      expect(found.truncated).toEqual([]);
+    });
+
+    it('skips a referrer whose manifest is malformed and reads the good one beside it', async () => {
+      const { memory, client, image, request } = await setup();
+      const good = pushBundleReferrer(memory, 'team/app', image);
+      const broken = Buffer.from('{"schemaVersion": 2, "layers": "not a list"');
+      const brokenDigest = sha256(broken);
+      memory.manifests.set(`team/app@${brokenDigest}`, { bytes: broken, mediaType: OCI_MANIFEST, json: {} });
+      memory.pushManifest(
+        'team/app',
+        {
+          schemaVersion: 2,
+          mediaType: OCI_INDEX,
+          manifests: [
+            { mediaType: OCI_MANIFEST, digest: brokenDigest, size: broken.length, artifactType: BUNDLE },
+            { ...good, artifactType: BUNDLE },
+          ],
+        },
+        { tag: tagOf(image.digest, '') },
+      );
+      memory.referrersApi = false;
+      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      expect(found.artifacts.map((artifact) => artifact.source)).toEqual([
+        expect.stringContaining(good.digest),
+      ]);
+      expect(found.skipped).toMatchObject([
+        { listedAs: 'bundle', source: expect.stringContaining(brokenDigest) },
+      ]);
+    });
   });
 
   it('refuses a tag prefix that makes an invalid tag', async () => {

@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { dispatchFetch } from '../../src/net/request.js';
 import { RegistryError } from '../../src/registry/errors.js';
 import { type HttpRequest, HttpTransport, type HttpTransportOptions } from '../../src/registry/http.js';
 import { callWithin, type Handler, JumpingClock, startServer, type TestServer } from './helpers/server.js';
@@ -192,7 +194,7 @@ describe('HttpTransport retries', () => {
     const transport = transportFor(server, {
       fetch: (url, init) => {
         seen.push(`${init.method} ${url.pathname}`);
-        return fetch(url, init);
+        return dispatchFetch(url, init);
       },
     });
     await transport.send(get(`${server.url}/v2/`, { method: 'HEAD' }), callWithin(5_000));
@@ -451,6 +453,72 @@ describe('HttpTransport private addresses', () => {
     await transport.send(get('https://10.0.0.9/token', { context }), callWithin(5_000));
     await transport.send(get('http://[::1]:8080/token', { context }), callWithin(5_000));
     expect(urls).toHaveLength(3);
+  });
+});
+
+describe('HttpTransport private addresses by name (issue 9, item 7)', () => {
+  /** A TCP listener that only counts connections: reaching it at all is the failure. */
+  async function tarpit() {
+    let connections = 0;
+    const server = createNetServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    return { port, connections: () => connections, close: () => new Promise((r) => server.close(r)) };
+  }
+
+  it.each([
+    ['localhost', (port: number) => `https://localhost:${port}/latest/meta-data`],
+    ['a *.localhost name', (port: number) => `https://metadata.localhost:${port}/token`],
+  ])('refuses a redirect to %s without connecting to it', async (_name, target) => {
+    const pit = await tarpit();
+    try {
+      const registry = await serve((_request, response) => {
+        response.writeHead(302, { location: target(pit.port) }).end();
+      });
+      const transport = transportFor(registry, { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+      const request = get(`${registry.url}/v2/team/app/blobs/sha256:${'a'.repeat(64)}`, {
+        context: { registry: registry.host },
+      });
+      const error = await failure(transport.send(request, callWithin(5_000)));
+      expect(error.code).toBe('INSECURE_REFUSED');
+      expect(error.message).toContain('loopback, private or link-local');
+      expect(pit.connections()).toBe(0);
+    } finally {
+      await pit.close();
+    }
+  });
+});
+
+describe('HttpTransport TLS failures', () => {
+  it.each([
+    ['CERT_HAS_EXPIRED', 'TLS with r.example failed: its certificate has expired'],
+    ['CERT_NOT_YET_VALID', 'TLS with r.example failed: its certificate is not valid yet'],
+    [
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+      'TLS with r.example failed: its certificate is not valid for the name r.example',
+    ],
+    [
+      'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE',
+      'TLS with r.example failed: ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE',
+    ],
+  ])('reports %s plainly and does not retry it', async (code, message) => {
+    let attempts = 0;
+    const transport = new HttpTransport({
+      fetch: async () => {
+        attempts++;
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('openssl said things'), { code }),
+        });
+      },
+    });
+    const error = await failure(transport.send(get('https://r.example/v2/'), callWithin(5_000)));
+    expect(error.code).toBe('TLS_FAILED');
+    expect(error.problem).toBe(message);
+    expect(attempts).toBe(1);
+    await transport.close();
   });
 });
 

@@ -2,10 +2,12 @@
 // API: bundles go to the `sha256-<hex>` fallback tag), an OCI 1.1 registry with the referrers API,
 // images pushed by crane and signatures written by cosign. Slow (cosign runs); the hostile cases
 // live in the other files because a real registry cannot be made to misbehave.
+
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiscoveryRequest, LegacyAttestation, LegacySignature } from '../../src/artifacts.js';
+import { dispatchFetch } from '../../src/net/request.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import { discoverArtifacts } from '../../src/registry/discovery.js';
 import { RegistryError } from '../../src/registry/errors.js';
@@ -46,7 +48,7 @@ describe('the registry layer against real registries', () => {
       insecureHosts: [plain.host, oci.host],
       fetch: (url, init) => {
         methods.push(`${init.method} ${url.pathname}`);
-        return fetch(url, init);
+        return dispatchFetch(url, init);
       },
     });
   }, SETUP_TIMEOUT);

@@ -3,10 +3,12 @@
 // + node:crypto signing ES256 JWTs with a key whose self-signed certificate, made with the openssl
 // CLI, is the registry's root certificate bundle). Only the token server is ours; the challenges,
 // token checks and 401s are distribution's.
+
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dispatchFetch } from '../../src/net/request.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import { RegistryError } from '../../src/registry/errors.js';
 import { Keychain } from '../../src/registry/keychain.js';
@@ -217,7 +219,7 @@ describe('Bearer token auth against distribution with `auth: token`', () => {
       ...(withCredentials ? { credentials: Keychain.fromDockerConfig(dockerConfig()) } : {}),
       fetch: (url, init) => {
         requests.push(`${init.method} ${url.host}${url.pathname}`);
-        return fetch(url, init);
+        return dispatchFetch(url, init);
       },
     });
     const count = (host: string) => requests.filter((request) => request.includes(` ${host}/`)).length;

@@ -1,0 +1,52 @@
+// What `signet verify` says while a registry is slow: every few seconds, on stderr, which request
+// it is waiting for and for how long, instead of silence until the timeout.
+import type { FetchFunction } from '@signet/verifier';
+import { dispatchFetch } from '@signet/verifier';
+
+interface Pending {
+  readonly what: string;
+  readonly started: number;
+}
+
+export class RegistryProgress {
+  readonly #write: (line: string) => void;
+  readonly #intervalMs: number;
+  readonly #now: () => number;
+  readonly #pending = new Set<Pending>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(write: (line: string) => void, options: { intervalMs?: number; now?: () => number } = {}) {
+    this.#write = write;
+    this.#intervalMs = options.intervalMs ?? 3_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** `next` (the registry client's request function), with each request tracked until it answers. */
+  wrap(next: FetchFunction = dispatchFetch): FetchFunction {
+    return async (url, init) => {
+      const pending = { what: `${init.method} ${url.host}${url.pathname}`, started: this.#now() };
+      this.#pending.add(pending);
+      this.#timer ??= setInterval(() => this.#report(), this.#intervalMs).unref();
+      try {
+        return await next(url, init);
+      } finally {
+        this.#pending.delete(pending);
+      }
+    };
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #report(): void {
+    const now = this.#now();
+    const slow = [...this.#pending].filter((p) => now - p.started >= this.#intervalMs);
+    const [oldest] = slow;
+    if (oldest === undefined) return;
+    const others = slow.length > 1 ? ` (and ${slow.length - 1} more)` : '';
+    const seconds = Math.round((now - oldest.started) / 1000);
+    this.#write(`waiting for the registry: ${oldest.what}${others}, ${seconds}s so far`);
+  }
+}
