@@ -7,7 +7,12 @@ import type { PolicyMode } from '@signet/k8s-types';
 import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from './artifacts.js';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
 import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
-import { discoveryRequests } from './policy/verify-authority.js';
+import {
+  consideredCount,
+  discoveryRequests,
+  inOtherFormat,
+  type OtherFormat,
+} from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
 import { RegistryClient } from './registry/client.js';
 import { fetchConfigFiles } from './registry/config-files.js';
@@ -180,7 +185,13 @@ export class ImageVerifier {
           }
         }),
       );
-      return verifyPolicy(policy.compiled, target.digest, (a) => found.get(a) ?? [], inputs);
+      const artifactsFor = (a: CompiledAuthority) => found.get(a) ?? [];
+      const check = await verifyPolicy(policy.compiled, target.digest, artifactsFor, inputs);
+      if (check.passed) return check;
+      // Nothing found: look once in the other format, so the denial can say what is there.
+      const elsewhere = await this.#elsewhere(policy.compiled, check, target, discover, call);
+      if (elsewhere.size === 0) return check;
+      return verifyPolicy(policy.compiled, target.digest, artifactsFor, inputs, (a) => elsewhere.get(a));
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
     if (!cacheable(policy.compiled)) return compute(own);
@@ -192,11 +203,44 @@ export class ImageVerifier {
       );
   }
 
+  /**
+   * For each signer authority that found nothing, how many artifacts the image has in the format
+   * it does not read. Only on the way to a denial; a registry failure here just means no hint.
+   */
+  async #elsewhere(
+    compiled: CompiledAuthorities,
+    check: PolicyCheck,
+    target: DigestRef,
+    discover: ImageReads['discover'],
+    call: RegistryCall,
+  ): Promise<Map<CompiledAuthority, OtherFormat>> {
+    const empty = new Set(
+      check.authorities.flatMap((a) =>
+        !a.passed && a.failure.code === 'NO_SIGNATURES' ? [a.authority] : [],
+      ),
+    );
+    const hints = new Map<CompiledAuthority, OtherFormat>();
+    await Promise.all(
+      compiled.authorities.map(async (authority) => {
+        if (authority.type === 'static' || !empty.has(authority.name)) return;
+        const other = inOtherFormat(authority);
+        try {
+          const lists = await Promise.all(discoveryRequests(other, target).map((r) => discover(r, call)));
+          const count = consideredCount(other, lists.flat());
+          if (count > 0) hints.set(authority, { format: other.signatureFormat, count });
+        } catch {
+          // no hint, the denial stays as it was
+        }
+      }),
+    );
+    return hints;
+  }
+
   /** Why an authority fails at admission when the registry could not be asked for its artifacts. */
   #unreadable(error: unknown, options: VerifyOptions, started: number): SignatureCheckError {
     if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
     const failure = infrastructure('cannot read signatures from the registry', error, options, started);
-    return new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: error });
+    return new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: failure.cause });
   }
 }
 
@@ -227,9 +271,22 @@ function infrastructure(
     (error instanceof RegistryError && (error.code === 'TIMEOUT' || error.code === 'ABORTED'));
   if (timedOut) {
     const seconds = Math.max(0, (options.deadline - started) / 1000).toFixed(1);
-    return { kind: 'infrastructure', reason: `verification timed out after ${seconds}s`, cause: error };
+    const waitedFor = whatWasWaitedFor(error);
+    return {
+      kind: 'infrastructure',
+      reason: `verification timed out after ${seconds}s`,
+      ...(waitedFor === undefined ? {} : { cause: waitedFor }),
+    };
   }
   return { kind: 'infrastructure', reason, cause: error };
+}
+
+/**
+ * For a timeout, the cause worth showing is which call was waiting, not the abort's own "timed
+ * out after ..." again: a registry call keeps its message without the abort reason beneath it.
+ */
+function whatWasWaitedFor(error: unknown): Error | undefined {
+  return error instanceof RegistryError ? new Error(error.message) : undefined;
 }
 
 function failedCheck(policy: PolicyToVerify, failure: VerificationFailure): PolicyCheck {

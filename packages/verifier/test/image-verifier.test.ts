@@ -174,6 +174,35 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     }
   });
 
+  it('says what the image has in the other format when an authority finds nothing (issue 9, item 11)', async () => {
+    const verifier = new ImageVerifier({ registry });
+    const legacyPolicy = await policy('legacy', [{ key: { data: publicKey } }]);
+    const bundlePolicy = await policy('bundles', [{ key: { data: publicKey }, signatureFormat: 'bundle' }]);
+    const bundled = await push(oci, 'team/only-bundles');
+    await cosign.signBundleKeyed(bundled.ref, key);
+    expect(only(await verify(verifier, bundled.ref, [legacyPolicy]))).toMatchObject({
+      passed: false,
+      failure: {
+        kind: 'policy',
+        reason:
+          'no signature found in the legacy .sig/.att tags; the image has 1 Sigstore bundle (what cosign 3 writes by default), which count only with signatureFormat: bundle',
+      },
+    });
+    const legacy = await push(oci, 'team/only-legacy');
+    await cosign.signLegacyKeyed(legacy.ref, key);
+    expect(only(await verify(verifier, legacy.ref, [bundlePolicy]))).toMatchObject({
+      passed: false,
+      failure: {
+        reason:
+          'no signature found as a Sigstore bundle (signatureFormat: bundle); the image has 1 legacy signature (the .sig/.att tags), which this authority does not read',
+      },
+    });
+    const unsigned = await push(oci, 'team/unsigned-anywhere');
+    expect(only(await verify(verifier, unsigned.ref, [bundlePolicy]))).toMatchObject({
+      failure: { reason: 'no signature found' },
+    });
+  });
+
   it('verifies cosign attestations with a CEL policy over the predicate', async () => {
     const image = await push(plain, 'team/attested');
     const predicate = join(runDir, 'predicate.json');

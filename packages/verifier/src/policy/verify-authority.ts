@@ -8,7 +8,7 @@ import { decodeArtifact } from '../sigstore/decode.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { COSIGN_SIGN_PREDICATE_TYPE, type InTotoStatement } from '../sigstore/payload.js';
 import { type SignerIdentity, type VerifiedArtifact, verifyArtifact } from '../sigstore/verify.js';
-import type { CompiledAttestation, CompiledAuthority, StaticAuthority } from './compile.js';
+import type { CompiledAttestation, CompiledAuthority, SignerAuthority, StaticAuthority } from './compile.js';
 import { runProgram } from './programs.js';
 import {
   type ArtifactCounts,
@@ -41,6 +41,7 @@ export async function verifyAuthority(
   authority: CompiledAuthority,
   digest: string,
   artifacts: readonly DiscoveredArtifact[] | SignatureCheckError,
+  elsewhere?: OtherFormat,
 ): Promise<AuthorityCheck> {
   const name = authority.name;
   if (authority.type === 'static') return staticCheck(authority);
@@ -69,7 +70,13 @@ export async function verifyAuthority(
   const counts = { found: considered.length, verified: verified.length };
   const noun = wantsAttestations ? 'attestation' : 'signature';
   if (verified.length === 0) {
-    return { authority: name, passed: false, failure: noValid(noun, counts, rejected), counts, rejected };
+    return {
+      authority: name,
+      passed: false,
+      failure: noValid(noun, counts, rejected, elsewhere),
+      counts,
+      rejected,
+    };
   }
   if (!wantsAttestations) {
     const signer = verified[0]?.signer;
@@ -155,8 +162,44 @@ function asCheckError(error: unknown): SignatureCheckError {
 
 const MAX_REASONS = 3;
 
-function noValid(noun: string, counts: ArtifactCounts, rejected: readonly RejectedArtifact[]): CheckFailure {
-  if (counts.found === 0) return failureOf('NO_SIGNATURES', `no ${noun} found`);
+/**
+ * What the image has in the format an authority does not read: the reason it found nothing says
+ * so, instead of a bare "no signature found" (cosign 3 writes bundles, older cosign `.sig` tags).
+ */
+export interface OtherFormat {
+  readonly format: 'legacy' | 'bundle';
+  readonly count: number;
+}
+
+/** The same authority reading the other format, to look for what it would have missed. */
+export function inOtherFormat(authority: SignerAuthority): SignerAuthority {
+  return { ...authority, signatureFormat: authority.signatureFormat === 'bundle' ? 'legacy' : 'bundle' };
+}
+
+/** How many of `artifacts` `authority` would consider (its format, signatures or attestations). */
+export function consideredCount(
+  authority: CompiledAuthority,
+  artifacts: readonly DiscoveredArtifact[],
+): number {
+  return artifacts.filter((artifact) => considers(authority, artifact)).length;
+}
+
+function nothingFound(noun: string, elsewhere: OtherFormat | undefined): string {
+  if (elsewhere === undefined || elsewhere.count === 0) return `no ${noun} found`;
+  const n = elsewhere.count;
+  if (elsewhere.format === 'legacy') {
+    return `no ${noun} found as a Sigstore bundle (signatureFormat: bundle); the image has ${n} legacy ${noun}${n === 1 ? '' : 's'} (the .sig/.att tags), which this authority does not read`;
+  }
+  return `no ${noun} found in the legacy .sig/.att tags; the image has ${n} Sigstore bundle${n === 1 ? '' : 's'} (what cosign 3 writes by default), which count only with signatureFormat: bundle`;
+}
+
+function noValid(
+  noun: string,
+  counts: ArtifactCounts,
+  rejected: readonly RejectedArtifact[],
+  elsewhere?: OtherFormat,
+): CheckFailure {
+  if (counts.found === 0) return failureOf('NO_SIGNATURES', nothingFound(noun, elsewhere));
   const reason = `no valid ${noun}: ${counts.found} found, 0 verified`;
   const kind: FailureKind = rejected.every((r) => r.error.kind === 'infrastructure')
     ? 'infrastructure'

@@ -8,7 +8,7 @@ import type { SignerIdentity } from '../sigstore/verify.js';
 import type { CompiledAuthorities, CompiledAuthority, CompiledSpecPolicy } from './compile.js';
 import { runProgram } from './programs.js';
 import { type AuthorityCheck, failureOf } from './results.js';
-import { verifyAuthority } from './verify-authority.js';
+import { type OtherFormat, verifyAuthority } from './verify-authority.js';
 
 /** Extra inputs of a spec-level policy, provided by the caller when the policy asks for them. */
 export interface SpecPolicyInputs {
@@ -36,9 +36,13 @@ export async function verifyPolicy(
   /** What discovery found for each authority, or why the registry could not be read for it. */
   artifactsFor: (authority: CompiledAuthority) => readonly DiscoveredArtifact[] | SignatureCheckError,
   inputs: SpecPolicyInputs = {},
+  /** What the image has in the format an authority does not read, to say so when it finds nothing. */
+  elsewhereFor: (authority: CompiledAuthority) => OtherFormat | undefined = () => undefined,
 ): Promise<PolicyCheck> {
   const authorities = await Promise.all(
-    compiled.authorities.map((authority) => verifyAuthority(authority, digest, artifactsFor(authority))),
+    compiled.authorities.map((authority) =>
+      verifyAuthority(authority, digest, artifactsFor(authority), elsewhereFor(authority)),
+    ),
   );
   const verdict = policyVerdict({ name: compiled.policy, mode: compiled.mode }, authorities);
   const spec = compiled.specPolicy;
