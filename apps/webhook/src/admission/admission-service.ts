@@ -48,6 +48,15 @@ const NOT_READY: ReviewOutcome = {
 
 type Checks = readonly ImageCheck<SnapshotPolicy>[];
 
+/** One review on its way to an answer: what was asked, decided and planned, and with what. */
+interface Pending {
+  readonly request: AdmissionRequest;
+  readonly decision: AdmissionDecision;
+  readonly checks: Checks;
+  readonly credentials: CredentialSource | undefined;
+  readonly context: ReviewContext;
+}
+
 /**
  * The admission pipeline: the contract's decision (core), then only for what it says must be
  * verified, policy matching (core) and verification (verifier), then the answer (core). Admitted
@@ -91,9 +100,8 @@ export class AdmissionService {
     const checks = this.#checksFor(snapshot, decision, request, endpoint);
     const credentials =
       (await admissionCredentials(this.#pullSecrets, request, checks, this.#logger)) ?? this.#credentials;
-    return endpoint === 'mutate'
-      ? this.#mutate(request, decision, checks, credentials, context)
-      : this.#validate(request, decision, checks, credentials, context);
+    const pending: Pending = { request, decision, checks, credentials, context };
+    return endpoint === 'mutate' ? this.#mutate(pending) : this.#validate(pending);
   };
 
   #checksFor(
@@ -108,13 +116,7 @@ export class AdmissionService {
     return snapshot.checksFor(decision, matchSubjectOf(request), plan);
   }
 
-  async #validate(
-    request: AdmissionRequest,
-    decision: AdmissionDecision,
-    checks: Checks,
-    credentials: CredentialSource | undefined,
-    context: ReviewContext,
-  ): Promise<ReviewOutcome> {
+  async #validate({ request, decision, checks, credentials, context }: Pending): Promise<ReviewOutcome> {
     const results = await Promise.all(
       checks.map((check) =>
         check.kind === 'settled' ? check.verdict : this.#verify(check, request, credentials, context),
@@ -175,13 +177,7 @@ export class AdmissionService {
   }
 
   /** Pins planned image fields to the digests their tags point at now; the validating call verifies. */
-  async #mutate(
-    request: AdmissionRequest,
-    decision: AdmissionDecision,
-    checks: Checks,
-    credentials: CredentialSource | undefined,
-    context: ReviewContext,
-  ): Promise<ReviewOutcome> {
+  async #mutate({ request, decision, checks, credentials, context }: Pending): Promise<ReviewOutcome> {
     const digests = new Map<string, string>();
     const planned = new Set(decision.action === 'verify' ? decision.mutations.map((m) => m.path) : []);
     await Promise.all(
