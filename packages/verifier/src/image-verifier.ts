@@ -21,6 +21,7 @@ import { type DiscoveryLimits, discoverArtifacts } from './registry/discovery.js
 import { RegistryError } from './registry/errors.js';
 import type { CredentialSource } from './registry/keychain.js';
 import { SignatureCheckError } from './sigstore/errors.js';
+import { TagCache } from './tag-cache.js';
 
 /** One matching ClusterImagePolicy, compiled, as the verifier needs it. */
 export interface PolicyToVerify {
@@ -67,6 +68,8 @@ export interface ImageVerifierOptions {
   readonly registry?: RegistryClient;
   readonly cache?: VerificationCache<PolicyCheck>;
   readonly discoveryLimits?: Partial<DiscoveryLimits>;
+  /** Reuse of tag resolutions (default 30 s); see `TagCache`. */
+  readonly tags?: TagCache;
   /** Observers for metrics. */
   readonly onCache?: (result: CacheResult) => void;
   readonly onRegistryError?: (error: RegistryError) => void;
@@ -76,6 +79,7 @@ export interface ImageVerifierOptions {
 export class ImageVerifier {
   readonly #registry: RegistryClient;
   readonly #cache: VerificationCache<PolicyCheck>;
+  readonly #tags: TagCache;
   readonly #options: ImageVerifierOptions;
   readonly #now: () => number;
 
@@ -84,6 +88,7 @@ export class ImageVerifier {
     this.#registry = options.registry ?? new RegistryClient();
     this.#cache = options.cache ?? new VerificationCache<PolicyCheck>();
     this.#now = options.now ?? Date.now;
+    this.#tags = options.tags ?? new TagCache({ now: this.#now });
   }
 
   /** Resolves a tag to the digest the registry serves now. Throws `RegistryError`. */
@@ -92,8 +97,20 @@ export class ImageVerifier {
     const client = this.#registry.withCredentials(options.credentials);
     const call: RegistryCall = { signal: options.signal, deadline: options.deadline };
     const { registry, repository } = reference;
+    const tag = reference.tag ?? 'latest';
+    const resolve = () => client.resolveDigest({ registry, repository, tag }, call);
+    const key = `${registry}/${repository}:${tag}`;
     try {
-      return await client.resolveDigest({ registry, repository, tag: reference.tag ?? 'latest' }, call);
+      const { digest, shared } = this.#tags.get(key, resolve);
+      try {
+        return await digest;
+      } catch (error) {
+        // Another caller's deadline or cancellation is not this one's: ask again under its own.
+        const theirs =
+          error instanceof RegistryError && (error.code === 'TIMEOUT' || error.code === 'ABORTED');
+        if (shared && theirs && !options.signal.aborted) return await this.#tags.get(key, resolve).digest;
+        throw error;
+      }
     } catch (error) {
       if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
       throw error;

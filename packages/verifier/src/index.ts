@@ -60,6 +60,7 @@ export {
 } from './registry/pull-secrets.js';
 export { type CheckCode, SignatureCheckError } from './sigstore/errors.js';
 export type { SignerIdentity, VerifiedArtifact } from './sigstore/verify.js';
+export { TagCache, type TagCacheOptions } from './tag-cache.js';
 export { type TrustRootOptions, type TrustRootResolver, trustRootResolver } from './trust/compile.js';
 export { TrustRootError, type TrustRootErrorCode } from './trust/errors.js';
 export { type CompiledTrustRoot, trustRootFromJSON } from './trust/trusted-root.js';

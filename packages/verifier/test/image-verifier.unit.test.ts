@@ -5,6 +5,7 @@ import { parseReference } from '@signet/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
+import { dispatchFetch } from '../src/net/request.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import { RegistryClient } from '../src/registry/client.js';
 import type { RegistryError } from '../src/registry/errors.js';
@@ -141,5 +142,38 @@ describe('ImageVerifier', () => {
       failure: { kind: 'infrastructure', reason: 'cannot read the image config files' },
     });
     expect(errors.map((e) => e.code)).toContain('NOT_FOUND');
+  });
+});
+
+describe('tag resolution', () => {
+  it("reuses a recent resolution, and asks again when the shared one died of another caller's deadline", async () => {
+    memory.pushImage('team/tagged', 'v1');
+    let requests = 0;
+    const registry = new RegistryClient({
+      insecureHosts: [host],
+      fetch: async (url, init) => {
+        if (url.pathname.includes('/manifests/')) requests++;
+        // the first caller's deadline passes while the registry is slow
+        if (requests === 1) await new Promise((resolve) => setTimeout(resolve, 300));
+        return dispatchFetch(url, init);
+      },
+    });
+    const verifier = new ImageVerifier({ registry });
+    const reference = parseReference(`${host}/team/tagged:v1`);
+    const short = new AbortController();
+    const first = verifier.resolveDigest(reference, { signal: short.signal, deadline: Date.now() + 100 });
+    const second = verifier.resolveDigest(reference, {
+      signal: new AbortController().signal,
+      deadline: Date.now() + 10_000,
+    });
+    await expect(first).rejects.toMatchObject({ code: 'TIMEOUT' });
+    expect(await second).toMatch(/^sha256:/);
+    const asked = requests;
+    const third = await verifier.resolveDigest(reference, {
+      signal: new AbortController().signal,
+      deadline: Date.now() + 10_000,
+    });
+    expect(third).toBe(await second);
+    expect(requests).toBe(asked);
   });
 });

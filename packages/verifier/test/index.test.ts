@@ -17,6 +17,7 @@ test('the public runtime exports are exactly these', () => {
     'RegistryError',
     'RemotePolicyError',
     'SignatureCheckError',
+    'TagCache',
     'TrustRootError',
     'VerificationCache',
     'compileAuthorities',

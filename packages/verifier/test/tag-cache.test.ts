@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { TagCache } from '../src/tag-cache.js';
+
+describe('TagCache', () => {
+  it('reuses a resolution within the TTL, shares one in flight, and forgets failures', async () => {
+    let now = 0;
+    const cache = new TagCache({ ttlMs: 1000, now: () => now });
+    let calls = 0;
+    const resolve = () => {
+      calls++;
+      return Promise.resolve(`sha256:${calls}`);
+    };
+    const first = cache.get('r/a:v1', resolve);
+    const second = cache.get('r/a:v1', resolve);
+    expect([await first.digest, await second.digest, first.shared, second.shared]).toEqual([
+      'sha256:1',
+      'sha256:1',
+      false,
+      true,
+    ]);
+    now = 999;
+    expect(await cache.get('r/a:v1', resolve).digest).toBe('sha256:1');
+    now = 1000;
+    expect(await cache.get('r/a:v1', resolve).digest).toBe('sha256:2');
+    const failing = cache.get('r/b:v1', () => Promise.reject(new Error('down')));
+    await expect(failing.digest).rejects.toThrow('down');
+    expect(await cache.get('r/b:v1', resolve).digest).toBe('sha256:3');
+    expect(calls).toBe(3);
+  });
+
+  it('is bounded, oldest first, and can be off', async () => {
+    const cache = new TagCache({ maxEntries: 2 });
+    let calls = 0;
+    const resolve = () => Promise.resolve(`sha256:${++calls}`);
+    for (const key of ['a', 'b', 'c']) await cache.get(key, resolve).digest;
+    expect(await cache.get('a', resolve).digest).toBe('sha256:4');
+    const off = new TagCache({ ttlMs: 0 });
+    await off.get('x', resolve).digest;
+    expect((await off.get('x', resolve)).shared).toBe(false);
+    expect(calls).toBe(6);
+  });
+});
