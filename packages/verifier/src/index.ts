@@ -34,6 +34,16 @@ export type {
 } from './policy/engines.js';
 export { type PolicyCompileCode, PolicyCompileError } from './policy/errors.js';
 export type { SecretLookup } from './policy/keys.js';
+export {
+  KmsKeyError,
+  type KmsKeyEvent,
+  type KmsKeyFetcher,
+  type KmsKeyLookup,
+  type KmsKeySource,
+  KmsKeyStore,
+  type KmsKeyStoreOptions,
+  type KmsPublicKey,
+} from './policy/kms-keys.js';
 export type { ConfigMapLookup } from './policy/programs.js';
 export { RemotePolicyError, type RemotePolicyOptions, remotePolicyFetcher } from './policy/remote-policy.js';
 export type { ArtifactCounts, AuthorityCheck, CheckFailure, RejectedArtifact } from './policy/results.js';

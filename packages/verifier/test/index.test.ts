@@ -11,6 +11,8 @@ test('the public runtime exports are exactly these', () => {
     'GcpCredentials',
     'ImageVerifier',
     'Keychain',
+    'KmsKeyError',
+    'KmsKeyStore',
     'PolicyCompileError',
     'PullSecretError',
     'RegistryClient',

@@ -21,6 +21,14 @@ export {
 export { writeHtpasswd } from './htpasswd.js';
 export { MOTO_VERSION, type Moto, motoHome, startMoto } from './moto.js';
 export {
+  type Moto,
+  mintServerCertificate,
+  type ServerCertificate,
+  startMoto,
+  startVault,
+  type Vault,
+} from './kms.js';
+export {
   createRunDir,
   type ExitInfo,
   freePort,
@@ -32,6 +40,14 @@ export {
   tcpOpen,
 } from './process.js';
 export { type HttpProxy, startHttpProxy } from './proxy.js';
+export {
+  ensurePythonPackage,
+  installedVersion,
+  PYTHON_PACKAGES,
+  type PythonInstall,
+  type PythonPackageName,
+  type PythonPackageSpec,
+} from './python.js';
 export {
   craneEnv,
   type PushOptions,

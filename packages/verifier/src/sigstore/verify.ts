@@ -48,6 +48,8 @@ export interface Requirements {
 export interface PolicyKey {
   readonly name: string;
   readonly key: PublicKeyInfo;
+  /** The digest this key signs with when the key fixes it (a KMS P-384 key: `sha384`). */
+  readonly hashAlgorithm?: string;
 }
 
 export type SignerPolicy =
@@ -147,9 +149,12 @@ function verifyKeyed(
   keys: readonly PolicyKey[],
   hashAlgorithm: string | undefined,
 ): SignerIdentity {
-  const content = withHashAlgorithm(evidence, hashAlgorithm);
-  const chosen = keys.find((candidate) => content.verifySignature(candidate.key.key));
+  // The policy's hashAlgorithm wins; else the one the key fixes; else SHA-256.
+  const contentFor = (candidate: PolicyKey) =>
+    withHashAlgorithm(evidence, hashAlgorithm ?? candidate.hashAlgorithm);
+  const chosen = keys.find((candidate) => contentFor(candidate).verifySignature(candidate.key.key));
   if (chosen === undefined) throw new SignatureCheckError('SIGNATURE_MISMATCH', keyMismatch(keys));
+  const content = contentFor(chosen);
   const entity: SignedEntity = {
     ...evidence.entity,
     signature: content,

@@ -82,12 +82,15 @@ describe('policies Signet refuses at compile time', () => {
     );
   });
 
-  it('refuse KMS keys', async () => {
-    const error = await compileError({ key: { kms: 'awskms:///arn:aws:kms:us-east-1:1:key/x' } });
+  it('refuse KMS keys when no KMS key source is configured, and KMS CA certificates always', async () => {
+    const error = await compileError({ key: { kms: 'hashivault://release' } });
     expect(error.code).toBe('UNSUPPORTED_KMS');
     expect(error.message).toContain(
-      'spec.authorities[0].key (authority "authority-0"): KMS keys are not supported yet',
+      'spec.authorities[0].key.kms (authority "authority-0"): no KMS key source is configured',
     );
+    const caCert = await compileError({ keyless: { ...keyless, 'ca-cert': { kms: 'hashivault://ca' } } });
+    expect(caCert.code).toBe('UNSUPPORTED_KMS');
+    expect(caCert.message).toContain('a KMS holds keys, not certificates');
   });
 
   it('refuse keys, certificates, expressions and sources that do not parse', async () => {
