@@ -122,6 +122,14 @@ function pemSources(
   if (ref?.name === undefined || ref.name === '') {
     throw new PolicyCompileError('INVALID_AUTHORITY', site, 'one of data, secretRef or kms is required');
   }
+  if (ref.namespace && ref.namespace !== context.secretNamespace) {
+    // policy-controller refuses this at apply time: the webhook reads Secrets of its own namespace only.
+    throw new PolicyCompileError(
+      'INVALID_AUTHORITY',
+      { ...site, path: `${site.path}.secretRef.namespace` },
+      `must be the webhook's namespace ${JSON.stringify(context.secretNamespace)} (or left out), got ${JSON.stringify(ref.namespace)}`,
+    );
+  }
   const namespace = ref.namespace || context.secretNamespace;
   const data = context.lookupSecret?.(namespace, ref.name);
   const entries = Object.entries(data ?? {}).sort(([a], [b]) => a.localeCompare(b));

@@ -82,6 +82,13 @@ describe('policies Signet refuses at compile time', () => {
     );
   });
 
+  it("refuse a secretRef to a namespace other than the webhook's, as policy-controller does", async () => {
+    const error = await compileError({ key: { secretRef: { name: 'k', namespace: 'other' } } });
+    expect(error.code).toBe('INVALID_AUTHORITY');
+    expect(error.path).toBe('spec.authorities[0].key.secretRef.namespace');
+    expect(error.message).toContain('must be the webhook\'s namespace "cosign-system"');
+  });
+
   it('refuse KMS keys when no KMS key source is configured, and KMS CA certificates always', async () => {
     const error = await compileError({ key: { kms: 'hashivault://release' } });
     expect(error.code).toBe('UNSUPPORTED_KMS');
@@ -200,7 +207,7 @@ describe('compiled authorities', () => {
   it('leave an authority whose Secret is missing unavailable, without failing the policy', async () => {
     const missing = await compileOne(
       { key: { secretRef: { name: 'gone', namespace: 'ns' } } },
-      { lookupSecret: () => undefined },
+      { lookupSecret: () => undefined, systemNamespace: 'ns' },
     );
     expect(missing).toMatchObject({
       type: 'key',
@@ -295,7 +302,6 @@ describe('compiled authorities', () => {
           tagPrefix: 'v1-',
           signaturePullSecrets: [{ name: 'pull' }, { name: '' }],
         },
-        {},
       ],
     });
     expect(compiled.sources).toEqual([
@@ -304,6 +310,9 @@ describe('compiled authorities', () => {
         tagPrefix: 'v1-',
         signaturePullSecrets: ['pull'],
       },
+    ]);
+    const empty = await compileOne({ key: { data: KEY_PEM }, source: [{}] });
+    expect(empty.sources).toEqual([
       { signatureRepository: undefined, tagPrefix: undefined, signaturePullSecrets: [] },
     ]);
   });
