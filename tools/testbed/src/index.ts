@@ -21,6 +21,12 @@ export {
 export { writeHtpasswd } from './htpasswd.js';
 export { MOTO_VERSION, type Moto, motoHome, startMoto } from './moto.js';
 export {
+  goModuleDir,
+  POLICY_CONTROLLER_MODULE,
+  POLICY_CONTROLLER_VERSION,
+  policyControllerDir,
+} from './go-modules.js';
+export {
   type Moto,
   mintServerCertificate,
   type ServerCertificate,
