@@ -1,0 +1,105 @@
+// gcpkms:// keys. No Cloud KMS emulator is published on the registries these machines reach, so a
+// loopback server written here STANDS IN for Cloud KMS, speaking the REST API Signet calls
+// (cryptoKeys.get, cryptoKeyVersions.list, cryptoKeyVersions.getPublicKey) and the metadata
+// server's token endpoint, which is how GKE Workload Identity hands out credentials. Everything on
+// Signet's side is real: google-auth-library's Application Default Credentials find the metadata
+// server (GCE_METADATA_HOST) and take an access token from it. cosign's gcpkms provider speaks gRPC to Google and cannot be pointed at
+// this stand-in, so the image is signed by the real cosign with the same private key imported
+// into a cosign key file, and verified through the gcpkms:// URI.
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { KmsKeyStore } from '@signet/verifier';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKmsKeyFetcher } from '../src/index.js';
+import { type Bench, failure, kmsPolicy, SETUP_TIMEOUT, startBench } from './support.js';
+
+const KEY = 'projects/signet/locations/global/keyRings/release/cryptoKeys/cosign';
+
+describe('gcpkms:// keys against a Cloud KMS REST stand-in', () => {
+  let bench: Bench;
+  let server: Server;
+  let base = '';
+  const requests: string[] = [];
+  const tokens = new Set<string>();
+  const signing = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+  beforeAll(async () => {
+    bench = await startBench('signet-kms-gcp-');
+    server = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://x');
+      requests.push(`${request.method} ${url.pathname}`);
+      const send = (status: number, body: unknown) => {
+        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      };
+      if (url.pathname.startsWith('/computeMetadata/')) {
+        expect(request.headers['metadata-flavor']).toBe('Google');
+        response.setHeader('Metadata-Flavor', 'Google');
+      }
+      if (
+        url.pathname === '/computeMetadata/v1/instance' ||
+        url.pathname === '/computeMetadata/v1/instance/'
+      ) {
+        return send(200, {});
+      }
+      if (url.pathname === '/computeMetadata/v1/project/project-id') {
+        return response.end('signet');
+      }
+      if (url.pathname === '/computeMetadata/v1/instance/service-accounts/default/token') {
+        const token = `t-${tokens.size + 1}`;
+        tokens.add(token);
+        return send(200, { access_token: token, token_type: 'Bearer', expires_in: 3600 });
+      }
+      const auth = request.headers.authorization?.replace(/^Bearer /, '') ?? '';
+      if (!tokens.has(auth)) return send(401, { error: { code: 401, message: 'no credentials' } });
+      const path = url.pathname.replace(/^\/v1\//, '');
+      if (path === KEY) return send(200, { name: KEY, purpose: 'ASYMMETRIC_SIGN' });
+      if (path === `${KEY}/cryptoKeyVersions`) {
+        expect(url.searchParams.get('filter')).toBe('state=ENABLED');
+        return send(200, { cryptoKeyVersions: [{ name: `${KEY}/cryptoKeyVersions/2`, state: 'ENABLED' }] });
+      }
+      const version = /cryptoKeyVersions\/(\d+)\/publicKey$/.exec(path)?.[1];
+      if (version !== undefined && path.startsWith(KEY)) {
+        const key = version === '2' ? signing : other;
+        return send(200, {
+          pem: key.publicKey.export({ format: 'pem', type: 'spki' }),
+          algorithm: 'EC_SIGN_P256_SHA256',
+        });
+      }
+      send(404, { error: { code: 404, message: 'not found' } });
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+    process.env.GCE_METADATA_HOST = base.replace('http://', '');
+  }, SETUP_TIMEOUT);
+
+  afterAll(async () => {
+    server?.close();
+    await bench?.stop();
+  });
+
+  it('fetches the newest enabled version with ADC credentials and verifies what its key signed', async () => {
+    const pemFile = join(bench.runDir, 'gcp-signing.pem');
+    await writeFile(pemFile, signing.privateKey.export({ format: 'pem', type: 'pkcs8' }));
+    const key = await bench.cosign.importKeyPair(pemFile, join(bench.runDir, 'gcp-key'), 'pw');
+    const image = await bench.push('team/gcp');
+    await bench.cosign.signLegacyKeyed(image, key);
+    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }) });
+    expect(failure(await bench.verify(kmsPolicy(`gcpkms://${KEY}`), image, store))).toBe('passed');
+    expect(requests).toContain(`GET /v1/${KEY}/cryptoKeyVersions/2/publicKey`);
+    expect(tokens.size).toBeGreaterThan(0);
+    // An explicit version that holds another key does not verify it.
+    const pinned = `gcpkms://${KEY}/cryptoKeyVersions/1`;
+    expect(failure(await bench.verify(kmsPolicy(pinned), image, store))).toMatch(/no valid signature/);
+  });
+
+  it('reports what Cloud KMS answered for a key it does not have', async () => {
+    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }) });
+    const missing = `gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/none`;
+    const got = await store.lookup(missing);
+    expect(got.kind === 'unavailable' && got.error.message).toMatch(/Cloud KMS answered 404/);
+  });
+});
