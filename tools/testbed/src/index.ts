@@ -77,3 +77,4 @@ export {
   toolSpec,
 } from './tools.js';
 export { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from './upstream.js';
+export { TufMirror, TufRepository } from './tuf-repository.js';
