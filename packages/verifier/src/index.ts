@@ -72,5 +72,13 @@ export { type CheckCode, SignatureCheckError } from './sigstore/errors.js';
 export type { SignerIdentity, VerifiedArtifact } from './sigstore/verify.js';
 export { type TrustRootOptions, type TrustRootResolver, trustRootResolver } from './trust/compile.js';
 export { TrustRootError, type TrustRootErrorCode } from './trust/errors.js';
+export {
+  type LivingRootEvent,
+  type LivingRootSource,
+  LivingTrustRoot,
+  type LivingTrustRootOptions,
+} from './trust/living-root.js';
+export { type LivingPublicGoodOptions, livingPublicGoodRoot } from './trust/public-good.js';
+export { RemoteTrustRoots, type RemoteTrustRootsOptions } from './trust/remote-roots.js';
 export { type CompiledTrustRoot, trustRootFromJSON } from './trust/trusted-root.js';
 export type { TufClient, TufRequest } from './trust/tuf.js';

@@ -56,7 +56,7 @@ export function compileKeys(
   const sources =
     kms === undefined
       ? pemSources(key, site, context)
-      : [{ name: key.kms ?? site.authority, pem: kms.pem, hashAlgorithm: kms.hashAlgorithm }];
+      : [{ name: String(key.kms), pem: kms.pem, hashAlgorithm: kms.hashAlgorithm }];
   if (sources instanceof SignatureCheckError) return sources;
   const keys: PolicyKey[] = [];
   for (const source of sources) {

@@ -139,9 +139,9 @@ export class KmsKeyStore implements KmsKeySource {
       entry = { good: undefined, failure: undefined, attemptedAt: new Date(0), inFlight: undefined };
     }
     this.#entries.set(uri, entry);
-    while (this.#entries.size > this.#maxKeys) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest === undefined) break;
+    // Least recently used first: a Map iterates in insertion order, and a lookup re-inserts.
+    for (const oldest of this.#entries.keys()) {
+      if (this.#entries.size <= this.#maxKeys) break;
       this.#entries.delete(oldest);
     }
     return entry;
@@ -200,7 +200,6 @@ function messageOf(error: unknown): string {
 function raceSignal<T>(promise: Promise<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(new Error(`no answer within ${timeoutMs} ms`));
-    if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {

@@ -7,7 +7,7 @@
 // a whole-string match that flags such as `(?m)` cannot turn into a line match.
 import type { Identity } from '@signet/k8s-types';
 import type { X509Certificate } from '@sigstore/core';
-import { RE2JS, RE2JSException } from 're2js';
+import { RE2JS, type RE2JSException } from 're2js';
 
 const OID_SUBJECT_ALT_NAME = '2.5.29.17';
 /** Fulcio's original issuer extension: the raw issuer URL as the extension value. */
@@ -112,7 +112,8 @@ export function wholeMatch(pattern: string): (value: string) => boolean {
   try {
     compiled = RE2JS.compile(pattern);
   } catch (error) {
-    const reason = error instanceof RE2JSException ? error.message : String(error);
+    // re2js throws only its own exceptions (RE2JSSyntaxException and kin) for a bad pattern.
+    const reason = (error as RE2JSException).message;
     throw new IdentityPatternError(`invalid regular expression ${JSON.stringify(pattern)}: ${reason}`, {
       cause: error,
     });

@@ -6,6 +6,7 @@
 import type { TrustRootRemote, TrustRootRepository } from '@signet/k8s-types';
 import { decodeBase64 } from '../sigstore/pem.js';
 import { TrustRootError } from './errors.js';
+import type { RemoteTrustRoots } from './remote-roots.js';
 import { readTarGz } from './tar.js';
 import { type CompiledTrustRoot, trustRootFromJSON } from './trusted-root.js';
 import { memoryFiles, type TufClient, type TufRequest, tufJsClient } from './tuf-client.js';
@@ -21,6 +22,8 @@ export interface TufLoadOptions {
   /** Overall deadline for loading one TrustRoot (default 10 s). */
   readonly timeoutMs?: number;
   readonly clock?: () => Date;
+  /** Keeps `remote` TrustRoots across compiles and refreshes them (see RemoteTrustRoots); fetched per load without it. */
+  readonly remoteRoots?: RemoteTrustRoots;
 }
 
 /** Loads a `remote` TrustRoot: the trusted root target from its mirror, TUF-verified from `root`. */
@@ -37,6 +40,15 @@ export async function loadRemoteTrustRoot(
     target: remote.trustedRootTarget || DEFAULT_TRUSTED_ROOT_TARGET,
     timeoutMs,
   };
+  if (options.remoteRoots !== undefined) {
+    return options.remoteRoots.load({
+      name,
+      remote,
+      mirror: request.mirror,
+      root: request.root,
+      target: request.target,
+    });
+  }
   const document = await fetchTarget(name, options.tufClient ?? tufJsClient, request, timeoutMs);
   return trustRootFromJSON(document, { name, origin: 'remote', ...clockOption(options) });
 }

@@ -159,6 +159,15 @@ describe('compiled KMS authorities', () => {
     ]);
   });
 
+  it('use SHA-256 when neither the KMS nor the policy names a digest', async () => {
+    const pem = publicPem(ecKeyPair());
+    const compiled = await compile(new KmsKeyStore({ fetcher: async () => ({ pem }) }));
+    const [authority] = compiled.authorities;
+    if (authority?.type !== 'key' || authority.state.kind !== 'ready') throw new Error('not ready');
+    const signer = authority.state.check.signer;
+    expect(signer.type === 'key' && signer.keys[0]?.hashAlgorithm).toBeUndefined();
+  });
+
   it('are unavailable (an infrastructure failure per admission) while the KMS never answered', async () => {
     const compiled = await compile(
       new KmsKeyStore({
