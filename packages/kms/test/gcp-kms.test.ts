@@ -8,7 +8,7 @@
 // into a cosign key file, and verified through the gcpkms:// URI.
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { KmsKeyStore } from '@signet/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,50 +26,54 @@ describe('gcpkms:// keys against a Cloud KMS REST stand-in', () => {
   const signing = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
+  const send = (response: ServerResponse, status: number, body: unknown) => {
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+
+  /** The metadata server: GKE Workload Identity hands out access tokens here. */
+  function metadataServer(request: IncomingMessage, response: ServerResponse, path: string) {
+    expect(request.headers['metadata-flavor']).toBe('Google');
+    response.setHeader('Metadata-Flavor', 'Google');
+    if (path === '/computeMetadata/v1/project/project-id') return void response.end('signet');
+    if (path.endsWith('/service-accounts/default/token')) {
+      const token = `t-${tokens.size + 1}`;
+      tokens.add(token);
+      return send(response, 200, { access_token: token, token_type: 'Bearer', expires_in: 3600 });
+    }
+    send(response, 200, {});
+  }
+
+  /** Cloud KMS's REST API: the three calls Signet makes. */
+  function cloudKms(url: URL, response: ServerResponse) {
+    const path = url.pathname.replace(/^\/v1\//, '');
+    if (path === KEY) return send(response, 200, { name: KEY, purpose: 'ASYMMETRIC_SIGN' });
+    if (path === `${KEY}/cryptoKeyVersions`) {
+      expect(url.searchParams.get('filter')).toBe('state=ENABLED');
+      return send(response, 200, {
+        cryptoKeyVersions: [{ name: `${KEY}/cryptoKeyVersions/2`, state: 'ENABLED' }],
+      });
+    }
+    const version = /cryptoKeyVersions\/(\d+)\/publicKey$/.exec(path)?.[1];
+    if (version === undefined || !path.startsWith(KEY)) return send(response, 404, { error: { code: 404 } });
+    const key = version === '2' ? signing : other;
+    send(response, 200, {
+      pem: key.publicKey.export({ format: 'pem', type: 'spki' }),
+      algorithm: 'EC_SIGN_P256_SHA256',
+    });
+  }
+
+  function standIn(request: IncomingMessage, response: ServerResponse) {
+    const url = new URL(request.url ?? '/', 'http://x');
+    requests.push(`${request.method} ${url.pathname}`);
+    if (url.pathname.startsWith('/computeMetadata/')) return metadataServer(request, response, url.pathname);
+    const auth = request.headers.authorization?.replace(/^Bearer /, '') ?? '';
+    if (!tokens.has(auth)) return send(response, 401, { error: { code: 401, message: 'no credentials' } });
+    cloudKms(url, response);
+  }
+
   beforeAll(async () => {
     bench = await startBench('signet-kms-gcp-');
-    server = createServer((request, response) => {
-      const url = new URL(request.url ?? '/', 'http://x');
-      requests.push(`${request.method} ${url.pathname}`);
-      const send = (status: number, body: unknown) => {
-        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      };
-      if (url.pathname.startsWith('/computeMetadata/')) {
-        expect(request.headers['metadata-flavor']).toBe('Google');
-        response.setHeader('Metadata-Flavor', 'Google');
-      }
-      if (
-        url.pathname === '/computeMetadata/v1/instance' ||
-        url.pathname === '/computeMetadata/v1/instance/'
-      ) {
-        return send(200, {});
-      }
-      if (url.pathname === '/computeMetadata/v1/project/project-id') {
-        return response.end('signet');
-      }
-      if (url.pathname === '/computeMetadata/v1/instance/service-accounts/default/token') {
-        const token = `t-${tokens.size + 1}`;
-        tokens.add(token);
-        return send(200, { access_token: token, token_type: 'Bearer', expires_in: 3600 });
-      }
-      const auth = request.headers.authorization?.replace(/^Bearer /, '') ?? '';
-      if (!tokens.has(auth)) return send(401, { error: { code: 401, message: 'no credentials' } });
-      const path = url.pathname.replace(/^\/v1\//, '');
-      if (path === KEY) return send(200, { name: KEY, purpose: 'ASYMMETRIC_SIGN' });
-      if (path === `${KEY}/cryptoKeyVersions`) {
-        expect(url.searchParams.get('filter')).toBe('state=ENABLED');
-        return send(200, { cryptoKeyVersions: [{ name: `${KEY}/cryptoKeyVersions/2`, state: 'ENABLED' }] });
-      }
-      const version = /cryptoKeyVersions\/(\d+)\/publicKey$/.exec(path)?.[1];
-      if (version !== undefined && path.startsWith(KEY)) {
-        const key = version === '2' ? signing : other;
-        return send(200, {
-          pem: key.publicKey.export({ format: 'pem', type: 'spki' }),
-          algorithm: 'EC_SIGN_P256_SHA256',
-        });
-      }
-      send(404, { error: { code: 404, message: 'not found' } });
-    }).listen(0, '127.0.0.1');
+    server = createServer((request, response) => standIn(request, response)).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     delete process.env.GOOGLE_APPLICATION_CREDENTIALS;

@@ -119,21 +119,7 @@ function parseAuthority(value: unknown, path: string, fail: Fail): Authority {
   }
   const ctlog = optionalObject(a, 'ctlog', path, fail);
   const tsa = optionalObject(a, 'rfc3161timestamp', path, fail);
-  if (staticRef !== undefined) {
-    // As policy-controller: a static authority decides alone; evidence settings would be ignored.
-    for (const field of ['attestations', 'source', 'ctlog', 'rfc3161timestamp'] as const) {
-      const value = a[field];
-      if (value != null && !(Array.isArray(value) && value.length === 0)) {
-        fail(join(path, field), 'cannot be combined with static (a static authority checks no signature)');
-      }
-    }
-  }
-  if (Array.isArray(a.source) && a.source.length > 1) {
-    fail(
-      join(path, 'source'),
-      `only a single source is supported (as in policy-controller), got ${a.source.length}`,
-    );
-  }
+  checkCombinations(a, staticRef !== undefined, path, fail);
   return compact<Authority>({
     name: optionalString(a, 'name', path, fail),
     key: key && parseKeyRef(key, join(path, 'key'), fail),
@@ -147,6 +133,22 @@ function parseAuthority(value: unknown, path: string, fail: Fail): Authority {
       compact({ trustRootRef: optionalString(tsa, 'trustRootRef', join(path, 'rfc3161timestamp'), fail) }),
     signatureFormat: optionalEnum(a, 'signatureFormat', path, fail, ['legacy', 'bundle']),
   });
+}
+
+/** policy-controller's rules across an authority's fields: static decides alone; one source. */
+function checkCombinations(a: JsonObject, isStatic: boolean, path: string, fail: Fail): void {
+  const present = (value: unknown) => value != null && !(Array.isArray(value) && value.length === 0);
+  for (const field of isStatic ? (['attestations', 'source', 'ctlog', 'rfc3161timestamp'] as const) : []) {
+    // A static authority checks no signature: evidence settings beside it would be ignored.
+    if (present(a[field]))
+      fail(join(path, field), 'cannot be combined with static (a static authority checks no signature)');
+  }
+  if (Array.isArray(a.source) && a.source.length > 1) {
+    fail(
+      join(path, 'source'),
+      `only a single source is supported (as in policy-controller), got ${a.source.length}`,
+    );
+  }
 }
 
 function parseKeyRef(key: JsonObject, path: string, fail: Fail): KeyRef {
