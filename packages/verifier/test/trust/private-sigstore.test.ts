@@ -1,0 +1,163 @@
+// policy-controller's private-Sigstore policies (keyless.url / ctlog.url naming an in-cluster
+// Fulcio and Rekor, no TrustRoot), read from its v0.15.1 module in the module cache, verified as
+// upstream verifies them: Fulcio roots, CT log and Rekor keys come from the TUF root the webhook
+// is started with (--tuf-mirror/--tuf-root), never from the URLs themselves.
+//
+// What stands in: no Fulcio or Rekor can run here (Rekor needs Trillian and a database, Fulcio an
+// OIDC issuer), so the private Sigstore is @sigstore/mock's CA, CT log and transparency log (real
+// certificates, SCTs and signed entry timestamps), and its trust root is published in a real TUF
+// repository made by python-tuf and served on loopback. The signatures are cosign's legacy `.sig`
+// layers with that material, for the identity policy-controller's e2e tests sign with (a
+// Kubernetes service account's OIDC token).
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseClusterImagePolicy } from '@signet/k8s-types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { compileAuthorities } from '../../src/policy/compile.js';
+import { verifyPolicy } from '../../src/policy/verify-policy.js';
+import { trustRootResolver } from '../../src/trust/compile.js';
+import type { LivingTrustRoot } from '../../src/trust/living-root.js';
+import { livingPublicGoodRoot } from '../../src/trust/public-good.js';
+import { loadTestbed, type Testbed } from '../registry/helpers/testbed.js';
+import {
+  certify,
+  DIGEST,
+  hashedRekordBody,
+  type Infra,
+  legacySignature,
+  logEntry,
+  makeInfra,
+  setAnnotation,
+  signBytes,
+  simpleSigningPayload,
+} from '../support/fixtures.js';
+
+const SETUP_TIMEOUT = 15 * 60_000;
+const ISSUER = 'https://kubernetes.default.svc.cluster.local';
+const SUBJECT = 'https://kubernetes.io/namespaces/default/serviceaccounts/default';
+
+interface PolicyDocument {
+  readonly file: string;
+  readonly body: { spec: { authorities: Record<string, unknown>[] } } & Record<string, unknown>;
+}
+
+/** Policies naming a Fulcio or Rekor by URL for a keyless authority, and no TrustRoot. */
+async function privateSigstorePolicies(root: string): Promise<PolicyDocument[]> {
+  const found: PolicyDocument[] = [];
+  for (const dir of [
+    'test/testdata/policy-controller/e2e',
+    'test/testdata/policy-controller/valid',
+    'examples/policies',
+  ]) {
+    for (const name of (await readdir(join(root, dir))).filter((n) => n.endsWith('.yaml')).sort()) {
+      for (const document of parseAllDocuments(await readFile(join(root, dir, name), 'utf8'))) {
+        const body = document.toJS() as PolicyDocument['body'] | null;
+        if (body?.kind !== 'ClusterImagePolicy') continue;
+        const text = JSON.stringify(body);
+        const keylessByUrl = body.spec.authorities.some(
+          (a) => typeof (a.keyless as { url?: unknown } | undefined)?.url === 'string',
+        );
+        if (keylessByUrl && !text.includes('trustRootRef')) found.push({ file: `${dir}/${name}`, body });
+      }
+    }
+  }
+  return found;
+}
+
+describe("policy-controller's private-Sigstore policies, trust from --tuf-mirror/--tuf-root", () => {
+  let dir = '';
+  let mirror: Testbed.TufMirror;
+  let privateSigstore: Infra;
+  let other: Infra;
+  let policies: PolicyDocument[] = [];
+  let defaultRoot: LivingTrustRoot;
+
+  beforeAll(async () => {
+    const testbed = await loadTestbed();
+    dir = await mkdtemp(join(tmpdir(), 'signet-private-sigstore-'));
+    privateSigstore = await makeInfra();
+    other = await makeInfra();
+    const repository = await testbed.TufRepository.create(join(dir, 'tuf'), {
+      'trusted_root.json': Buffer.from(JSON.stringify(privateSigstore.trustedRootJSON)),
+    });
+    mirror = await new testbed.TufMirror(join(dir, 'tuf')).start();
+    // As `signet serve --tuf-mirror <mirror> --tuf-root root.json`.
+    defaultRoot = await livingPublicGoodRoot({ mirror: mirror.url, root: await repository.initialRoot() });
+    expect(await defaultRoot.refresh()).toBe(true);
+    policies = await privateSigstorePolicies(await testbed.policyControllerDir());
+  }, SETUP_TIMEOUT);
+
+  afterAll(async () => {
+    await mirror?.stop();
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A signature by the policy's own identity (exact issuer and subject), else the e2e tests' one. */
+  async function signature(services: Infra, identity?: { issuer?: string; subject?: string }) {
+    const exact = identity?.issuer !== undefined && identity.subject !== undefined;
+    const key = await certify(services.ca, {
+      san: exact ? identity.subject : SUBJECT,
+      issuer: exact ? identity.issuer : ISSUER,
+    });
+    const payload = simpleSigningPayload(DIGEST);
+    const signed = signBytes(key, payload);
+    const entry = await logEntry(services.tlog, hashedRekordBody(payload, signed, key.certificatePem));
+    return legacySignature(payload, signed, {
+      certificatePem: key.certificatePem,
+      set: setAnnotation(entry),
+    });
+  }
+
+  /** Each keyless authority alone (attestations and CUE/Rego policies are the other issues' part). */
+  function keylessAuthorities(document: PolicyDocument) {
+    return document.body.spec.authorities
+      .filter((authority) => authority.keyless !== undefined)
+      .map((authority) => {
+        const { attestations: _, ...signatureOnly } = authority;
+        const { policy: __, ...spec } = document.body.spec as Record<string, unknown>;
+        return parseClusterImagePolicy({ ...document.body, spec: { ...spec, authorities: [signatureOnly] } });
+      });
+  }
+
+  it('finds the private-Sigstore policies in the module', () => {
+    expect(policies.map((p) => p.file)).toEqual(
+      expect.arrayContaining([
+        'test/testdata/policy-controller/e2e/cip-keyless.yaml',
+        'test/testdata/policy-controller/e2e/cip-keyless-with-identities.yaml',
+      ]),
+    );
+    expect(policies.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('verifies every keyless authority against the private Sigstore published through TUF, refusing others', async () => {
+    let checked = 0;
+    for (const document of policies) {
+      for (const cip of keylessAuthorities(document)) {
+        const compiled = await compileAuthorities(cip, {
+          trustRoots: trustRootResolver([], { defaultRoot }),
+        });
+        const where = `${document.file} ${JSON.stringify(cip.spec.authorities[0]?.keyless?.identities)}`;
+        const identity = cip.spec.authorities[0]?.keyless?.identities[0];
+        const good = await signature(privateSigstore, identity);
+        const foreign = await signature(other, identity);
+        // cip-keyless-with-identities-mismatch wants another namespace's service account: refused.
+        const expected = !document.file.endsWith('-mismatch.yaml');
+        expect(verifyPolicy(compiled, DIGEST, () => [good]).passed, where).toBe(expected);
+        expect(verifyPolicy(compiled, DIGEST, () => [foreign]).passed, where).toBe(false);
+        checked += 1;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
+  it('does not verify them with the embedded public-good root: the URLs confer no trust', async () => {
+    const good = await signature(privateSigstore);
+    const document = policies.find((p) => p.file.endsWith('/cip-keyless.yaml'));
+    const [cip] = keylessAuthorities(document as PolicyDocument);
+    const compiled = await compileAuthorities(cip as never, { trustRoots: trustRootResolver([]) });
+    const check = verifyPolicy(compiled, DIGEST, () => [good]);
+    expect(check.passed).toBe(false);
+  });
+});
