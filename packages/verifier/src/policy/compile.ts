@@ -213,20 +213,16 @@ async function signerState(
 }
 
 /**
- * The threshold rules. Key authority: a transparency-log entry only with `ctlog` (upstream's
- * semantics: without `ctlog` no log is consulted), an RFC 3161 timestamp only with
- * `rfc3161timestamp`. Keyless: an SCT unless `insecureIgnoreSCT`; an RFC 3161 timestamp with
- * `rfc3161timestamp`; a log entry unless only `rfc3161timestamp` is given (both when both are).
+ * The threshold rules, as policy-controller's: with `rfc3161timestamp`, an RFC 3161 timestamp and
+ * no transparency-log entry (upstream ignores the log then, `ctlog` or not). Otherwise a key
+ * authority needs a log entry only with `ctlog` (without it no log is consulted), and a keyless
+ * one always. Keyless also needs an SCT unless `insecureIgnoreSCT`.
  */
 export function requirementsOf(authority: Authority): Requirements {
   const timestampAuthority = authority.rfc3161timestamp !== undefined;
-  if (authority.key !== undefined)
-    return { tlog: authority.ctlog !== undefined, timestampAuthority, sct: false };
-  return {
-    tlog: authority.ctlog !== undefined || !timestampAuthority,
-    timestampAuthority,
-    sct: authority.keyless?.insecureIgnoreSCT !== true,
-  };
+  const logged = !timestampAuthority && (authority.key === undefined || authority.ctlog !== undefined);
+  if (authority.key !== undefined) return { tlog: logged, timestampAuthority, sct: false };
+  return { tlog: logged, timestampAuthority, sct: authority.keyless?.insecureIgnoreSCT !== true };
 }
 
 interface CompiledSigner {

@@ -450,7 +450,7 @@ describe('the threshold rules', () => {
     });
   });
 
-  it('require for keyless an SCT and a log entry, or a TSA timestamp instead, or both', () => {
+  it('require for keyless an SCT and a log entry, or a TSA timestamp instead (also with ctlog, as upstream)', () => {
     expect(rules({ keyless })).toEqual({ tlog: true, timestampAuthority: false, sct: true });
     expect(rules({ keyless: { ...keyless, insecureIgnoreSCT: true } })).toEqual({
       tlog: true,
@@ -463,9 +463,14 @@ describe('the threshold rules', () => {
       sct: true,
     });
     expect(rules({ keyless, rfc3161timestamp: {}, ctlog: {} })).toEqual({
-      tlog: true,
+      tlog: false,
       timestampAuthority: true,
       sct: true,
+    });
+    expect(rules({ key: { data: KEY_PEM }, rfc3161timestamp: {}, ctlog: {} })).toEqual({
+      tlog: false,
+      timestampAuthority: true,
+      sct: false,
     });
   });
 });

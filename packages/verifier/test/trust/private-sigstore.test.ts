@@ -98,8 +98,8 @@ describe("policy-controller's private-Sigstore policies, trust from --tuf-mirror
   async function signature(services: Infra, identity?: { issuer?: string; subject?: string }) {
     const exact = identity?.issuer !== undefined && identity.subject !== undefined;
     const key = await certify(services.ca, {
-      san: exact ? identity.subject : SUBJECT,
-      issuer: exact ? identity.issuer : ISSUER,
+      san: (exact ? identity.subject : undefined) ?? SUBJECT,
+      issuer: (exact ? identity.issuer : undefined) ?? ISSUER,
     });
     const payload = simpleSigningPayload(DIGEST);
     const signed = signBytes(key, payload);
