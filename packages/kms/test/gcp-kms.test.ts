@@ -100,6 +100,35 @@ describe('gcpkms:// keys against a Cloud KMS REST stand-in', () => {
     expect(failure(await bench.verify(kmsPolicy(pinned), image, store))).toMatch(/no valid signature/);
   });
 
+  it("verifies policy-controller's Cloud KMS example once its template fields are filled in", async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { parse } = await import('yaml');
+    const { parseClusterImagePolicy } = await import('@signet/k8s-types');
+    const testbed = await import('@signet/testbed');
+    const root = await testbed.policyControllerDir();
+    const text = await readFile(join(root, 'examples/policies/signed-by-gcp-kms-key.yaml'), 'utf8');
+    // The example's shell-style placeholders (`$` + `{PROJECT_ID}`, ...), filled in.
+    const fields: Record<string, string> = {
+      PROJECT_ID: 'signet',
+      REGION: 'global',
+      KEY_RING: 'release',
+      KEY_NAME: 'cosign',
+      KEY_VERSION: '2',
+    };
+    const filled = text.replace(/\$\{([A-Z_]+)\}/g, (whole, field: string) => fields[field] ?? whole);
+    const document = parse(filled);
+    // As the AWS example: its `ctlog.url: https://rekor.sigstore.dev` needs an entry in the public
+    // log, which cannot be made here; the KMS key is what this test is about.
+    delete document.spec.authorities[0].ctlog;
+    const pemFile = join(bench.runDir, 'gcp-example.pem');
+    await writeFile(pemFile, signing.privateKey.export({ format: 'pem', type: 'pkcs8' }));
+    const key = await bench.cosign.importKeyPair(pemFile, join(bench.runDir, 'gcp-example-key'), 'pw');
+    const image = await bench.push('team/gcp-example');
+    await bench.cosign.signLegacyKeyed(image, key);
+    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }) });
+    expect(failure(await bench.verify(parseClusterImagePolicy(document), image, store))).toBe('passed');
+  });
+
   it('reports what Cloud KMS answered for a key it does not have', async () => {
     const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }) });
     const missing = `gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/none`;
