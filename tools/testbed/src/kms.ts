@@ -1,13 +1,12 @@
-// Real KMS servers on loopback for the KMS tests: moto's AWS server (the AWS KMS API, PyPI
-// `moto[server]`) and HashiCorp Vault in dev mode with the transit engine (built from its Go
-// module). Both keep their keys in memory: every start is a fresh KMS.
+// KMS servers on loopback for the KMS tests: moto's AWS server (the real AWS KMS API model, PyPI
+// `moto[server]`) and a stand-in for Vault's transit engine (Vault does not build from the Go
+// module proxy). Both keep their keys in memory: every start is a fresh KMS.
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommand } from './exec.js';
 import { freePort, type ManagedProcess, type ProcessGroup } from './process.js';
 import { ensurePythonPackage } from './python.js';
-import { ensureTools } from './tools.js';
 
 /** A self-signed server certificate for 127.0.0.1 and localhost, from the openssl CLI. */
 export interface ServerCertificate {
@@ -114,33 +113,37 @@ export interface Vault {
   readonly rootToken: string;
   /** `VAULT_ADDR` and `VAULT_TOKEN` for cosign or Signet. */
   readonly clientEnv: NodeJS.ProcessEnv;
-  /** Calls Vault's HTTP API with the root token. */
+  /** Calls the HTTP API with the root token. */
   api(method: string, path: string, body?: unknown): Promise<unknown>;
 }
 
-/** Starts `vault server -dev` (in memory, unsealed, a known root token) with transit enabled. */
+/**
+ * Starts a stand-in for Vault's transit engine (`python/vault_transit.py`: Vault's HTTP API for
+ * transit keys, signing and the Kubernetes auth login, with a root token). Vault itself does not
+ * build from the Go module proxy (see that file). `kubernetesRoles` maps a role to the service
+ * account token its login accepts.
+ */
 export async function startVault(options: {
   readonly group: ProcessGroup;
+  readonly kubernetesRoles?: Readonly<Record<string, string>>;
   readonly onProgress?: (line: string) => void;
 }): Promise<Vault> {
-  const { vault } = await ensureTools(
-    ['vault'],
-    options.onProgress ? { onProgress: (e) => options.onProgress?.(e.message) } : {},
+  const install = await ensurePythonPackage(
+    'tuf',
+    options.onProgress ? { onProgress: options.onProgress } : {},
   );
   const port = await freePort();
   const address = `http://127.0.0.1:${port}`;
   const rootToken = 'signet-test-root-token';
+  const script = fileURLToPath(new URL('../python/vault_transit.py', import.meta.url));
+  const roles = Object.entries(options.kubernetesRoles ?? {}).map(([role, jwt]) => `${role}=${jwt}`);
   const process_ = await options.group.start({
-    name: 'vault',
-    command: vault,
-    args: ['server', '-dev', `-dev-root-token-id=${rootToken}`, `-dev-listen-address=127.0.0.1:${port}`],
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: options.group.runDir,
-      VAULT_DISABLE_MLOCK: 'true',
-    },
+    name: 'vault-transit',
+    command: install.python,
+    args: [script, String(port), rootToken, ...roles],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PYTHONPATH: install.path },
     ready: { kind: 'http', url: `${address}/v1/sys/health` },
-    readyTimeoutMs: 60_000,
+    readyTimeoutMs: 30_000,
   });
   const api = async (method: string, path: string, body?: unknown): Promise<unknown> => {
     const response = await fetch(`${address}/v1/${path}`, {

@@ -94,17 +94,6 @@ export const TOOL_TABLE = [
     ldflags: ['-X github.com/distribution/distribution/v3/version.version=v3.1.2'],
   },
   {
-    // HashiCorp Vault in dev mode, with the transit engine: the KMS behind `hashivault://` keys.
-    // vault's own go.mod replaces its api/sdk modules with local directories (ignored when it is
-    // a dependency: the published versions it requires are used) and two forks, copied here.
-    name: 'vault',
-    moduleDir: 'vault',
-    module: 'github.com/hashicorp/vault',
-    version: 'v1.21.4',
-    packagePath: 'github.com/hashicorp/vault',
-    ldflags: ['-X github.com/hashicorp/vault/version.Version=1.21.4'],
-  },
-  {
     // A registry WITH the referrers API: our own small main over cuelabs.dev/go/oci/ociregistry.
     name: 'oci-registry',
     moduleDir: 'ociregistry',
