@@ -76,7 +76,8 @@ export async function ensurePythonPackage(
         temporary,
         ...spec.requirements,
       ],
-      { env: { ...env, PIP_NO_INPUT: '1' }, timeoutMs: 15 * 60_000 },
+      // --target never touches the interpreter's own packages: a Debian python3 (PEP 668) allows it.
+      { env: { ...env, PIP_NO_INPUT: '1', PIP_BREAK_SYSTEM_PACKAGES: '1' }, timeoutMs: 15 * 60_000 },
     );
     await rm(target, { recursive: true, force: true });
     await rename(temporary, target);
