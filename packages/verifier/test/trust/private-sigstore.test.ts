@@ -24,11 +24,13 @@ import { loadTestbed, type Testbed } from '../registry/helpers/testbed.js';
 import {
   certify,
   DIGEST,
+  ecKeyPair,
   hashedRekordBody,
   type Infra,
   legacySignature,
   logEntry,
   makeInfra,
+  publicPem,
   setAnnotation,
   signBytes,
   simpleSigningPayload,
@@ -56,10 +58,12 @@ async function privateSigstorePolicies(root: string): Promise<PolicyDocument[]> 
         const body = document.toJS() as PolicyDocument['body'] | null;
         if (body?.kind !== 'ClusterImagePolicy') continue;
         const text = JSON.stringify(body);
-        const keylessByUrl = body.spec.authorities.some(
-          (a) => typeof (a.keyless as { url?: unknown } | undefined)?.url === 'string',
+        const byUrl = body.spec.authorities.some(
+          (a) =>
+            typeof (a.keyless as { url?: unknown } | undefined)?.url === 'string' ||
+            (a.key !== undefined && typeof (a.ctlog as { url?: unknown } | undefined)?.url === 'string'),
         );
-        if (keylessByUrl && !text.includes('trustRootRef')) found.push({ file: `${dir}/${name}`, body });
+        if (byUrl && !text.includes('trustRootRef')) found.push({ file: `${dir}/${name}`, body });
       }
     }
   }
@@ -150,6 +154,48 @@ describe("policy-controller's private-Sigstore policies, trust from --tuf-mirror
       }
     }
     expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
+  it('verifies the key authorities whose Rekor is named by ctlog.url against the private log', async () => {
+    // policy-controller's e2e scripts sign with a key they generate and put its public key in the
+    // policy (data) or in the Secret it names: the same here.
+    const key = ecKeyPair();
+    const pem = publicPem(key);
+    let checked = 0;
+    for (const document of policies) {
+      for (const [index, authority] of document.body.spec.authorities.entries()) {
+        const ctlog = authority.ctlog as { url?: string } | undefined;
+        const keyRef = authority.key as { data?: string; kms?: string; hashAlgorithm?: string } | undefined;
+        // KMS keys with ctlog.url (the AWS and GCP examples) are @signet/kms's tests.
+        if (keyRef === undefined || keyRef.kms !== undefined || ctlog?.url === undefined) continue;
+        const { attestations: _, ...signatureOnly } = authority;
+        const withKey =
+          keyRef.data === undefined ? signatureOnly : { ...signatureOnly, key: { ...keyRef, data: pem } };
+        const { policy: __, ...spec } = document.body.spec as Record<string, unknown>;
+        const cip = parseClusterImagePolicy({ ...document.body, spec: { ...spec, authorities: [withKey] } });
+        const lookupSecret = () => ({ 'cosign.pub': Buffer.from(pem) });
+        const hash = keyRef.hashAlgorithm ?? 'sha256';
+        const payload = simpleSigningPayload(DIGEST);
+        const signed = signBytes(key, payload, hash);
+        const logged = async (services: Infra) =>
+          legacySignature(payload, signed, {
+            set: setAnnotation(await logEntry(services.tlog, hashedRekordBody(payload, signed, pem))),
+          });
+        const where = `${document.file} authorities[${index}]`;
+        const privateRoot = await compileAuthorities(cip, {
+          trustRoots: trustRootResolver([], { defaultRoot }),
+          lookupSecret,
+        });
+        const ours = await logged(privateSigstore);
+        const foreign = await logged(other);
+        expect(verifyPolicy(privateRoot, DIGEST, () => [ours]).passed, where).toBe(true);
+        expect(verifyPolicy(privateRoot, DIGEST, () => [foreign]).passed, where).toBe(false);
+        const publicGood = await compileAuthorities(cip, { trustRoots: trustRootResolver([]), lookupSecret });
+        expect(verifyPolicy(publicGood, DIGEST, () => [ours]).passed, where).toBe(false);
+        checked += 1;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(8);
   });
 
   it('does not verify them with the embedded public-good root: the URLs confer no trust', async () => {
