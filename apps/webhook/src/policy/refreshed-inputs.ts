@@ -31,8 +31,9 @@ type Config = Pick<ServeConfig, 'kmsRefreshMs' | 'tuf'>;
 
 /**
  * Makes the stores. With --tuf-mirror, the default root starts from the on-disk cache if it still
- * verifies, else from the embedded root (or nothing, for a private root), and is refreshed once
- * before the first compile (bounded by the TUF deadline).
+ * verifies (and is refreshed in the background once the timers start), else it is refreshed once
+ * before the first compile (bounded by the 10 s TUF deadline) with the embedded root (or nothing,
+ * for a private root) as what stays in use if that fails.
  */
 export async function createRefreshedInputs(
   config: Config,
@@ -70,11 +71,14 @@ export async function createRefreshedInputs(
         onChange();
       };
       const kms = setInterval(() => void inputs.kmsKeys.refresh().then(changed), config.kmsRefreshMs);
-      const roots = setInterval(() => {
+      const refreshRoots = () => {
         void Promise.all([inputs.defaultRoot?.refresh() ?? false, inputs.remoteRoots.refresh()]).then((r) =>
           changed(r.some(Boolean)),
         );
-      }, tuf.refreshMs);
+      };
+      const roots = setInterval(refreshRoots, tuf.refreshMs);
+      // Started from the cache (the mirror was not asked): ask it now, in the background.
+      if (inputs.defaultRoot?.source === 'cache') refreshRoots();
       kms.unref();
       roots.unref();
       return () => {
