@@ -105,7 +105,7 @@ describe('gcpkms:// keys against a Cloud KMS REST stand-in', () => {
     const { parse } = await import('yaml');
     const { parseClusterImagePolicy } = await import('@signet/k8s-types');
     const testbed = await import('@signet/testbed');
-    const root = await testbed.policyControllerDir();
+    const root = await testbed.policyControllerModule();
     const text = await readFile(join(root, 'examples/policies/signed-by-gcp-kms-key.yaml'), 'utf8');
     // The example's shell-style placeholders (`$` + `{PROJECT_ID}`, ...), filled in.
     const fields: Record<string, string> = {

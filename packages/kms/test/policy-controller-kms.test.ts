@@ -50,7 +50,7 @@ describe("policy-controller's KMS policies, verified against cosign signatures m
   let rewrite: (text: string) => string = (text) => text;
 
   beforeAll(async () => {
-    const root = await testbed.policyControllerDir();
+    const root = await testbed.policyControllerModule();
     files = (
       await yamlFiles(root, [
         'test/testdata/policy-controller/valid',

@@ -21,12 +21,6 @@ export {
 export { writeHtpasswd } from './htpasswd.js';
 export { MOTO_VERSION, type Moto, motoHome, startMoto } from './moto.js';
 export {
-  goModuleDir,
-  POLICY_CONTROLLER_MODULE,
-  POLICY_CONTROLLER_VERSION,
-  policyControllerDir,
-} from './go-modules.js';
-export {
   type Moto,
   mintServerCertificate,
   type ServerCertificate,
@@ -76,5 +70,5 @@ export {
   toolPath,
   toolSpec,
 } from './tools.js';
-export { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from './upstream.js';
 export { TufMirror, TufRepository } from './tuf-repository.js';
+export { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from './upstream.js';

@@ -212,9 +212,14 @@ async function loadAdmission(
   const registries = registrySettingsFrom(values);
   const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
   requireUsablePolicyFiles(loaded);
-  KmsKeyStore,
-  type PolicyCheck,
-  remotePolicyFetcher,
+  // The engines' worker threads do not keep the process alive once the command is done; KMS keys
+  // are fetched once, with the SDKs' default credentials, as `signet serve` does.
+  const { snapshot, problems } = await compileSnapshot(loaded, {
+    namespace,
+    engines: new WebhookPolicyEngines(createLogger({ level: 'silent' })),
+    fetchRemotePolicy: remotePolicyFetcher(),
+    kmsKeys: new KmsKeyStore({ fetcher: createKmsKeyFetcher() }),
+  });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
   const keychain = credentials(values['docker-config']);

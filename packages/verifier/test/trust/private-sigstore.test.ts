@@ -90,7 +90,7 @@ describe("policy-controller's private-Sigstore policies, trust from --tuf-mirror
     // As `signet serve --tuf-mirror <mirror> --tuf-root root.json`.
     defaultRoot = await livingPublicGoodRoot({ mirror: mirror.url, root: await repository.initialRoot() });
     expect(await defaultRoot.refresh()).toBe(true);
-    policies = await privateSigstorePolicies(await testbed.policyControllerDir());
+    policies = await privateSigstorePolicies(await testbed.policyControllerModule());
   }, SETUP_TIMEOUT);
 
   afterAll(async () => {
@@ -148,8 +148,8 @@ describe("policy-controller's private-Sigstore policies, trust from --tuf-mirror
         const foreign = await signature(other, identity);
         // cip-keyless-with-identities-mismatch wants another namespace's service account: refused.
         const expected = !document.file.endsWith('-mismatch.yaml');
-        expect(verifyPolicy(compiled, DIGEST, () => [good]).passed, where).toBe(expected);
-        expect(verifyPolicy(compiled, DIGEST, () => [foreign]).passed, where).toBe(false);
+        expect((await verifyPolicy(compiled, DIGEST, () => [good])).passed, where).toBe(expected);
+        expect((await verifyPolicy(compiled, DIGEST, () => [foreign])).passed, where).toBe(false);
         checked += 1;
       }
     }
@@ -188,10 +188,10 @@ describe("policy-controller's private-Sigstore policies, trust from --tuf-mirror
         });
         const ours = await logged(privateSigstore);
         const foreign = await logged(other);
-        expect(verifyPolicy(privateRoot, DIGEST, () => [ours]).passed, where).toBe(true);
-        expect(verifyPolicy(privateRoot, DIGEST, () => [foreign]).passed, where).toBe(false);
+        expect((await verifyPolicy(privateRoot, DIGEST, () => [ours])).passed, where).toBe(true);
+        expect((await verifyPolicy(privateRoot, DIGEST, () => [foreign])).passed, where).toBe(false);
         const publicGood = await compileAuthorities(cip, { trustRoots: trustRootResolver([]), lookupSecret });
-        expect(verifyPolicy(publicGood, DIGEST, () => [ours]).passed, where).toBe(false);
+        expect((await verifyPolicy(publicGood, DIGEST, () => [ours])).passed, where).toBe(false);
         checked += 1;
       }
     }
@@ -203,7 +203,7 @@ describe("policy-controller's private-Sigstore policies, trust from --tuf-mirror
     const document = policies.find((p) => p.file.endsWith('/cip-keyless.yaml'));
     const [cip] = keylessAuthorities(document as PolicyDocument);
     const compiled = await compileAuthorities(cip as never, { trustRoots: trustRootResolver([]) });
-    const check = verifyPolicy(compiled, DIGEST, () => [good]);
+    const check = await verifyPolicy(compiled, DIGEST, () => [good]);
     expect(check.passed).toBe(false);
   });
 });
