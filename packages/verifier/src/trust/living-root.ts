@@ -117,17 +117,8 @@ export class LivingTrustRoot {
       emit?.({ kind: 'refreshed', name: this.name, durationMs: performance.now() - started, changed });
       return changed;
     } catch (error) {
-      const failure =
-        error instanceof TrustRootError
-          ? error
-          : new TrustRootError(
-              'TRUST_ROOT_UNAVAILABLE',
-              this.name,
-              `cannot refresh from ${this.#options.mirror}`,
-              {
-                cause: error,
-              },
-            );
+      // #fetch and #install throw only TrustRootErrors (unavailable, or an invalid document).
+      const failure = error as TrustRootError;
       this.#lastError = failure;
       const using = this.#current?.source ?? 'none';
       emit?.({

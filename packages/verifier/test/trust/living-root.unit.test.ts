@@ -75,6 +75,17 @@ describe('RemoteTrustRoots bounds', () => {
     await roots.load(spec('b'));
     await roots.load(spec('a'));
     expect(calls).toBe(3);
+    // A first refresh that fails is tried once more before the load gives up.
+    let attempts = 0;
+    const flaky = new RemoteTrustRoots({
+      client: async () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('down for a moment');
+        return JSON.stringify(infra.trustedRootJSON);
+      },
+    });
+    expect((await flaky.load(spec('d'))).name).toBe('d');
+    expect(attempts).toBe(2);
     const failing = new RemoteTrustRoots({ client: async () => Promise.reject(new Error('down')) });
     await expect(failing.load(spec('c'))).rejects.toMatchObject({ code: 'TRUST_ROOT_UNAVAILABLE' });
   });
