@@ -1,4 +1,4 @@
-// AWS KMS for real: moto's server (PyPI `moto[server]` 5.2.5) speaks the KMS API on loopback; the
+// AWS KMS for real: moto's server (PyPI moto 5.2.5, .ci/prepare's virtualenv) speaks the KMS API on loopback; the
 // real cosign signs through it (`cosign sign --key awskms:///<arn>`, the private key never leaves
 // moto) and Signet fetches the public key with the AWS SDK and its default credential chain.
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
@@ -6,7 +6,7 @@ import * as testbed from '@signet/testbed';
 import { type KmsKeyEvent, KmsKeyStore } from '@signet/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKmsKeyFetcher } from '../src/index.js';
-import { type Bench, failure, kmsPolicy, progress, SETUP_TIMEOUT, startBench } from './support.js';
+import { type Bench, failure, kmsPolicy, SETUP_TIMEOUT, startBench } from './support.js';
 
 const ACCOUNT = '111122223333';
 const REGION = 'us-east-2';
@@ -23,7 +23,7 @@ describe('awskms:// keys against moto', () => {
       group: bench.group,
       accountId: ACCOUNT,
       region: REGION,
-      onProgress: progress,
+      kmsDigests: true,
     });
     // The AWS SDK reads its credentials, region and endpoint from the environment, as in a Pod.
     Object.assign(process.env, moto.clientEnv, { AWS_ENDPOINT_URL_KMS: moto.url });

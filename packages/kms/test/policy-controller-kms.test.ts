@@ -15,7 +15,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { createKmsKeyFetcher } from '../src/index.js';
-import { type Bench, failure, progress, SETUP_TIMEOUT, startBench } from './support.js';
+import { type Bench, failure, SETUP_TIMEOUT, startBench } from './support.js';
 
 const ACCOUNT = '111122223333';
 const REGION = 'us-east-2';
@@ -66,7 +66,7 @@ describe("policy-controller's KMS policies, verified against cosign signatures m
       accountId: ACCOUNT,
       region: REGION,
       tls,
-      onProgress: progress,
+      kmsDigests: true,
     });
     const endpointUrl = `https://localhost:${moto.endpoint.split(':')[1]}`;
     Object.assign(process.env, moto.clientEnv, { AWS_ENDPOINT_URL_KMS: endpointUrl });

@@ -19,15 +19,8 @@ export {
   type ToolSpec,
 } from './go-build.js';
 export { writeHtpasswd } from './htpasswd.js';
-export { MOTO_VERSION, type Moto, motoHome, startMoto } from './moto.js';
-export {
-  type Moto,
-  mintServerCertificate,
-  type ServerCertificate,
-  startMoto,
-  startVault,
-  type Vault,
-} from './kms.js';
+export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
+export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
 export {
   createRunDir,
   type ExitInfo,

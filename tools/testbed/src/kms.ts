@@ -1,6 +1,6 @@
-// KMS servers on loopback for the KMS tests: moto's AWS server (the real AWS KMS API model, PyPI
-// `moto[server]`) and a stand-in for Vault's transit engine (Vault does not build from the Go
-// module proxy). Both keep their keys in memory: every start is a fresh KMS.
+// For the KMS tests: self-signed loopback certificates, and a stand-in for Vault's transit engine
+// (Vault does not build from the Go module proxy) that keeps its keys in memory. moto's AWS KMS is
+// `startMoto` (moto.ts) with `kms` options.
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,65 +46,6 @@ export async function mintServerCertificate(dir: string, name = 'server'): Promi
     { timeoutMs: 30_000 },
   );
   return { certPath, keyPath, pem: await readFile(certPath, 'utf8') };
-}
-
-export interface Moto {
-  readonly process: ManagedProcess;
-  /** `http://127.0.0.1:<port>` or `https://...` with `tls`. */
-  readonly url: string;
-  /** `127.0.0.1:<port>`, as an `awskms://<endpoint>/...` URI names it. */
-  readonly endpoint: string;
-  /** Environment for an AWS SDK or cosign talking to this server (static test credentials). */
-  readonly clientEnv: NodeJS.ProcessEnv;
-}
-
-/**
- * Starts moto's server (all AWS APIs, KMS among them) with `accountId` as the account of every
- * resource. With `tls`, it serves https with that certificate. Sign/Verify with
- * `MessageType=DIGEST` (what cosign sends) sign the digest as AWS KMS does: moto 5.2.5 itself
- * hashes it again; `python/moto_server_digest.py` closes that gap and changes nothing else.
- */
-export async function startMoto(options: {
-  readonly group: ProcessGroup;
-  readonly accountId?: string;
-  readonly region?: string;
-  readonly tls?: ServerCertificate;
-  readonly onProgress?: (line: string) => void;
-}): Promise<Moto> {
-  const install = await ensurePythonPackage(
-    'moto',
-    options.onProgress ? { onProgress: options.onProgress } : {},
-  );
-  const port = await freePort();
-  const tls = options.tls;
-  // moto's server through a launcher that makes its KMS sign digests as AWS does (see the file).
-  const launcher = fileURLToPath(new URL('../python/moto_server_digest.py', import.meta.url));
-  const args = [launcher, '-H', '127.0.0.1', '-p', String(port)];
-  if (tls) args.push('--ssl-cert', tls.certPath, '--ssl-key', tls.keyPath);
-  const process_ = await options.group.start({
-    name: 'moto',
-    command: install.python,
-    args,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      PYTHONPATH: install.path,
-      MOTO_ACCOUNT_ID: options.accountId ?? '123456789012',
-    },
-    ready: { kind: 'tcp', port },
-    readyTimeoutMs: 60_000,
-  });
-  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
-  return {
-    process: process_,
-    url,
-    endpoint: `127.0.0.1:${port}`,
-    clientEnv: {
-      AWS_ACCESS_KEY_ID: 'testing',
-      AWS_SECRET_ACCESS_KEY: 'testing',
-      AWS_REGION: options.region ?? 'us-east-2',
-      AWS_EC2_METADATA_DISABLED: 'true',
-    },
-  };
 }
 
 export interface Vault {

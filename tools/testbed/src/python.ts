@@ -1,4 +1,4 @@
-// Python programs the tests run (moto's AWS server, python-tuf), installed with pip into a
+// Python programs the tests run (python-tuf, the Vault transit stand-in), installed with pip into a
 // versioned directory of the cache, once: `<cache>/python/<name>-<version>/`, used through
 // PYTHONPATH. pip reaches only the package index; the install is atomic (temporary directory,
 // then rename) and serialised across processes with a lock, like the Go builds.
@@ -17,7 +17,6 @@ export interface PythonPackageSpec {
 }
 
 export const PYTHON_PACKAGES = {
-  moto: { name: 'moto', version: '5.2.5', requirements: ['moto[server]==5.2.5'] },
   tuf: { name: 'tuf', version: '7.0.1', requirements: ['tuf==7.0.1', 'securesystemslib[crypto]==1.6.0'] },
 } as const satisfies Record<string, PythonPackageSpec>;
 
