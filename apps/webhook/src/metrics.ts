@@ -12,6 +12,10 @@ export class SignetMetrics {
   readonly cacheLookups: Counter<'result'>;
   readonly registryErrors: Counter<'class'>;
   readonly policies: Gauge<'state'>;
+  readonly kmsFetches: Counter<'result'>;
+  readonly kmsKeysStale: Gauge;
+  readonly trustRootRefreshes: Counter<'result'>;
+  readonly trustRootsStale: Gauge;
   readonly inFlight: Gauge;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
@@ -53,6 +57,28 @@ export class SignetMetrics {
       name: 'signet_policies',
       help: 'ClusterImagePolicies known, by state (active, invalid).',
       labelNames: ['state'],
+      registers,
+    });
+    this.kmsFetches = new Counter({
+      name: 'signet_kms_key_fetches_total',
+      help: 'Fetches of KMS public keys (key.kms) by result (ok, failed); failures keep the last good key.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.kmsKeysStale = new Gauge({
+      name: 'signet_kms_keys_stale',
+      help: 'KMS keys whose last refresh failed, so the last good key is in use.',
+      registers,
+    });
+    this.trustRootRefreshes = new Counter({
+      name: 'signet_trust_root_refreshes_total',
+      help: 'TUF refreshes of the default trust root and remote TrustRoots, by result (ok, failed).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.trustRootsStale = new Gauge({
+      name: 'signet_trust_roots_stale',
+      help: 'TUF-served trust roots whose last refresh failed: the last good root, the cache or the embedded root is in use.',
       registers,
     });
     this.inFlight = new Gauge({

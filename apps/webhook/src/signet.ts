@@ -23,6 +23,7 @@ import { WebhookPolicyEngines } from './policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from './policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.js';
 import { PolicyStore } from './policy/policy-store.js';
+import { createRefreshedInputs } from './policy/refreshed-inputs.js';
 import type { RegistrySettings } from './registry-settings.js';
 import { type RunningServers, startServers } from './server.js';
 import { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
@@ -151,17 +152,34 @@ export async function startSignet(
     : undefined;
   // Loaded on the first CUE or Rego policy only (ADR 0005).
   const engines = new WebhookPolicyEngines(logger);
-  const apply = policyApplier({
+  const inputs = await createRefreshedInputs(config, logger, metrics);
+  const applyObjects = policyApplier({
     store,
     compile: {
       namespace: config.namespace,
       engines,
       fetchRemotePolicy: remotePolicyFetcher({ retryAfterMs: RETRY_BROKEN_MS / 2 }),
+      kmsKeys: inputs.kmsKeys,
+      remoteRoots: inputs.remoteRoots,
+      ...(inputs.defaultRoot ? { defaultRoot: inputs.defaultRoot } : {}),
+      // Read at every compile: a changed KMS key or trust root gives every policy a new revision.
+      get generation() {
+        return inputs.generation;
+      },
     },
     logger,
     metrics,
     engines,
     ...(events ? { events } : {}),
+  });
+  let latest: PolicyObjects | undefined;
+  const apply = (objects: PolicyObjects) => {
+    latest = objects;
+    return applyObjects(objects);
+  };
+  // A changed KMS key or trust root recompiles the policies last seen.
+  const stopRefreshing = inputs.start(() => {
+    if (latest !== undefined) void applyObjects(latest);
   });
 
   let servers: RunningServers | undefined;
@@ -216,6 +234,7 @@ export async function startSignet(
     logger,
   });
   servers = await started.catch((error: unknown) => {
+    stopRefreshing();
     watcher?.stop();
     selfManaged?.stop();
     throw error;
@@ -237,6 +256,7 @@ export async function startSignet(
   const running = servers;
   const stop = async (graceMs = 10_000) => {
     shuttingDown = true;
+    stopRefreshing();
     watcher?.stop();
     selfManaged?.stop();
     await source?.stop();

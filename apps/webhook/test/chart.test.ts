@@ -108,6 +108,23 @@ describe('the Helm chart', () => {
     ]);
     expect(crds.find((c) => c.spec.names.kind === 'TrustRoot')?.spec.scope).toBe('Cluster');
   });
+
+  it('refreshes the default trust root from TUF into a writable cache volume, and passes KMS settings', () => {
+    const values = parse(read('values.yaml'));
+    expect(values.tuf).toMatchObject({ mirror: 'https://tuf-repo-cdn.sigstore.dev', refresh: '1h' });
+    expect(values.kms).toMatchObject({ refresh: '5m', env: [] });
+    const deployment = read('templates/deployment.yaml');
+    for (const needle of [
+      '- --tuf-mirror={{ . }}',
+      '- --tuf-cache-dir=/var/cache/signet/tuf',
+      '- --tuf-root=/etc/signet/tuf-root/root.json',
+      '- --kms-refresh={{ .Values.kms.refresh }}',
+      'mountPath: /var/cache/signet',
+      'sizeLimit: {{ .Values.tuf.cacheSizeLimit }}',
+    ]) {
+      expect(deployment).toContain(needle);
+    }
+  });
 });
 
 interface Container {

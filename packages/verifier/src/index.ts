@@ -34,6 +34,16 @@ export type {
 } from './policy/engines.js';
 export { type PolicyCompileCode, PolicyCompileError } from './policy/errors.js';
 export type { SecretLookup } from './policy/keys.js';
+export {
+  KmsKeyError,
+  type KmsKeyEvent,
+  type KmsKeyFetcher,
+  type KmsKeyLookup,
+  type KmsKeySource,
+  KmsKeyStore,
+  type KmsKeyStoreOptions,
+  type KmsPublicKey,
+} from './policy/kms-keys.js';
 export type { ConfigMapLookup } from './policy/programs.js';
 export { RemotePolicyError, type RemotePolicyOptions, remotePolicyFetcher } from './policy/remote-policy.js';
 export type { ArtifactCounts, AuthorityCheck, CheckFailure, RejectedArtifact } from './policy/results.js';
@@ -63,5 +73,13 @@ export type { SignerIdentity, VerifiedArtifact } from './sigstore/verify.js';
 export { TagCache, type TagCacheOptions } from './tag-cache.js';
 export { type TrustRootOptions, type TrustRootResolver, trustRootResolver } from './trust/compile.js';
 export { TrustRootError, type TrustRootErrorCode } from './trust/errors.js';
+export {
+  type LivingRootEvent,
+  type LivingRootSource,
+  LivingTrustRoot,
+  type LivingTrustRootOptions,
+} from './trust/living-root.js';
+export { type LivingPublicGoodOptions, livingPublicGoodRoot } from './trust/public-good.js';
+export { RemoteTrustRoots, type RemoteTrustRootsOptions } from './trust/remote-roots.js';
 export { type CompiledTrustRoot, trustRootFromJSON } from './trust/trusted-root.js';
 export type { TufClient, TufRequest } from './trust/tuf.js';

@@ -3,7 +3,12 @@
 // attestation policies and spec-level ones, inline or from the ConfigMaps its e2e scripts create.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ClusterImagePolicy, type Policy, parseClusterImagePolicy } from '@signet/k8s-types';
+import {
+  type ClusterImagePolicy,
+  type Policy,
+  PolicyParseError,
+  parseClusterImagePolicy,
+} from '@signet/k8s-types';
 import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -30,7 +35,15 @@ function policiesIn(file: string, text: string): Found[] {
   for (const document of parseAllDocuments(text)) {
     const object = document.toJS() as { kind?: string } | null;
     if (object?.kind !== 'ClusterImagePolicy') continue;
-    const cip = parseClusterImagePolicy(object, { failOnEmptyAuthorities: false });
+    // The KMS examples are templates (`awskms:///arn:aws:kms:<< region >>:...`) that upstream too
+    // refuses as written; they hold no CUE or Rego. A CUE/Rego policy that does not parse fails.
+    let cip: ClusterImagePolicy;
+    try {
+      cip = parseClusterImagePolicy(object, { failOnEmptyAuthorities: false });
+    } catch (error) {
+      if (error instanceof PolicyParseError && !/"type":"(cue|rego)"/.test(JSON.stringify(object))) continue;
+      throw error;
+    }
     cip.spec.authorities.forEach((authority, a) => {
       (authority.attestations ?? []).forEach((attestation, i) => {
         if (attestation.policy) {

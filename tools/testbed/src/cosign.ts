@@ -66,13 +66,18 @@ export class Cosign {
     this.timeoutMs = options.timeoutMs ?? 60_000;
   }
 
-  run(args: readonly string[], password = ''): Promise<RunResult> {
+  /**
+   * `extraEnv` reaches cosign on top of its private environment: a KMS's address and credentials
+   * (`AWS_ENDPOINT_URL_KMS`, `VAULT_ADDR`, `VAULT_TOKEN`, ...), `SSL_CERT_FILE` for a test CA.
+   */
+  run(args: readonly string[], password = '', extraEnv: NodeJS.ProcessEnv = {}): Promise<RunResult> {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: this.home,
       DOCKER_CONFIG: join(this.home, '.docker'),
       TUF_ROOT: join(this.home, '.sigstore', 'root'),
       COSIGN_PASSWORD: password,
+      ...extraEnv,
     };
     return runCommand(this.binary, args, { env, cwd: this.home, timeoutMs: this.timeoutMs });
   }
@@ -93,6 +98,28 @@ export class Cosign {
   /** Keyed signature as a Sigstore bundle attached as an OCI referrer (or the fallback tag). */
   async signBundleKeyed(imageDigestRef: string, key: CosignKeyPair): Promise<void> {
     await this.run(['sign', ...(await this.#signingFlags(key, 'bundle')), imageDigestRef], key.password);
+  }
+
+  /**
+   * Signs with a KMS key (`awskms://...`, `hashivault://...`): the key never leaves the KMS.
+   * Legacy format unless `format` says otherwise; `env` carries the KMS's address and credentials.
+   */
+  async signWithKms(
+    imageDigestRef: string,
+    keyUri: string,
+    env: NodeJS.ProcessEnv,
+    format: SignatureFormat = 'legacy',
+  ): Promise<void> {
+    const kmsKey: CosignKeyPair = { privateKey: keyUri, publicKey: keyUri, password: '' };
+    await this.run(['sign', ...(await this.#signingFlags(kmsKey, format)), imageDigestRef], '', env);
+  }
+
+  /** `cosign import-key-pair` of a PEM private key (PKCS#8/SEC1) into cosign's format under `dir`. */
+  async importKeyPair(pemPrivateKey: string, dir: string, password: string): Promise<CosignKeyPair> {
+    await mkdir(dir, { recursive: true });
+    const prefix = join(dir, 'imported');
+    await this.run(['import-key-pair', '--key', pemPrivateKey, '--output-key-prefix', prefix], password);
+    return { privateKey: `${prefix}.key`, publicKey: `${prefix}.pub`, password };
   }
 
   /** In-toto attestation of `predicatePath` with predicate `type`, signed by `key`. */

@@ -19,7 +19,8 @@ export {
   type ToolSpec,
 } from './go-build.js';
 export { writeHtpasswd } from './htpasswd.js';
-export { MOTO_VERSION, type Moto, motoHome, startMoto } from './moto.js';
+export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
+export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
 export {
   createRunDir,
   type ExitInfo,
@@ -32,6 +33,14 @@ export {
   tcpOpen,
 } from './process.js';
 export { type HttpProxy, startHttpProxy } from './proxy.js';
+export {
+  ensurePythonPackage,
+  installedVersion,
+  PYTHON_PACKAGES,
+  type PythonInstall,
+  type PythonPackageName,
+  type PythonPackageSpec,
+} from './python.js';
 export {
   craneEnv,
   type PushOptions,
@@ -54,4 +63,5 @@ export {
   toolPath,
   toolSpec,
 } from './tools.js';
+export { TufMirror, TufRepository } from './tuf-repository.js';
 export { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from './upstream.js';

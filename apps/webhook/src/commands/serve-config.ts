@@ -143,6 +143,43 @@ export const SERVE_COMMAND: CommandSpec = {
       default: 'info',
       description: 'trace, debug, info, warn, error, fatal or silent',
     },
+    {
+      name: 'kms-refresh',
+      type: 'string',
+      value: 'DURATION',
+      default: '5m',
+      description: 'how often `key.kms` public keys are fetched again (10s to 24h; never per admission)',
+    },
+    {
+      name: 'tuf-mirror',
+      type: 'string',
+      value: 'URL',
+      default: 'none: the root embedded at build time',
+      description:
+        'TUF mirror the default trust root is refreshed from (https://tuf-repo-cdn.sigstore.dev, a mirror, or a private Sigstore)',
+    },
+    {
+      name: 'tuf-root',
+      type: 'string',
+      value: 'FILE',
+      default: 'the embedded public-good root.json',
+      description:
+        'initial TUF root.json for --tuf-mirror (a private Sigstore: its trust replaces the public-good root)',
+    },
+    {
+      name: 'tuf-cache-dir',
+      type: 'string',
+      value: 'DIR',
+      default: 'none',
+      description: 'writable directory for verified TUF metadata, so a rotated root survives restarts',
+    },
+    {
+      name: 'tuf-refresh',
+      type: 'string',
+      value: 'DURATION',
+      default: '1h',
+      description: 'how often --tuf-mirror and `remote` TrustRoots are refreshed (1m to 24h)',
+    },
   ],
 };
 
@@ -172,6 +209,20 @@ interface ServeValues {
   readonly 'shutdown-drain'?: string;
   readonly 'shutdown-grace'?: string;
   readonly 'log-level'?: string;
+  readonly 'kms-refresh'?: string;
+  readonly 'tuf-mirror'?: string;
+  readonly 'tuf-root'?: string;
+  readonly 'tuf-cache-dir'?: string;
+  readonly 'tuf-refresh'?: string;
+}
+
+/** Where the default trust root comes from, and how the TUF-served roots are kept current. */
+export interface TufConfig {
+  /** `undefined`: the public-good root embedded at build time, never refreshed. */
+  readonly mirror: string | undefined;
+  readonly rootFile: string | undefined;
+  readonly cacheDir: string | undefined;
+  readonly refreshMs: number;
 }
 
 export type TlsConfig =
@@ -199,6 +250,9 @@ export interface ServeConfig {
   readonly shutdownDrainMs: number;
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
+  /** How often KMS public keys (`key.kms`) are fetched again; never per admission. */
+  readonly kmsRefreshMs: number;
+  readonly tuf: TufConfig;
 }
 
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
@@ -252,6 +306,8 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
   const registries = registrySettingsFrom(values);
   return {
     ...ports,
+    kmsRefreshMs: boundedDuration(values['kms-refresh'], '5m', 'kms-refresh', [10_000, 24 * HOUR]),
+    tuf: tufFrom(values),
     host: values.host ?? '0.0.0.0',
     opsHost: values['ops-host'] ?? values.host ?? '0.0.0.0',
     namespace,
@@ -268,6 +324,40 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     shutdownDrainMs: duration(values['shutdown-drain'], '5s', 'shutdown-drain'),
     shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,
+  };
+}
+
+const HOUR = 3_600_000;
+
+/** A duration within bounds (the refresh periods: too short hammers a KMS or mirror, too long never refreshes). */
+function boundedDuration(
+  value: string | undefined,
+  fallback: string,
+  flag: string,
+  [min, max]: [number, number],
+): number {
+  const ms = parseGoDuration(value ?? fallback);
+  if (ms === undefined || ms < min || ms > max) {
+    throw new UsageError(
+      `--${flag} must be a duration between ${min / 1000}s and ${max / HOUR}h, got ${JSON.stringify(value)}`,
+    );
+  }
+  return ms;
+}
+
+function tufFrom(values: ServeValues): TufConfig {
+  const mirror = values['tuf-mirror'];
+  if (mirror !== undefined && !/^https?:\/\/[^/\s]+/.test(mirror)) {
+    throw new UsageError(`--tuf-mirror must be an http(s) URL, got ${JSON.stringify(mirror)}`);
+  }
+  if (mirror === undefined && (values['tuf-root'] !== undefined || values['tuf-cache-dir'] !== undefined)) {
+    throw new UsageError('--tuf-root and --tuf-cache-dir need --tuf-mirror');
+  }
+  return {
+    mirror,
+    rootFile: values['tuf-root'],
+    cacheDir: values['tuf-cache-dir'],
+    refreshMs: boundedDuration(values['tuf-refresh'], '1h', 'tuf-refresh', [60_000, 24 * HOUR]),
   };
 }
 

@@ -1,6 +1,7 @@
 // `signet verify`: judges an image, or every workload of a manifest, by the webhook's own path: the
 // mutating endpoint pins tags, the patch is applied as the API server would, then the validating
 // endpoint decides. Nothing is sent to a cluster.
+
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -8,10 +9,12 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { describeCause } from '@signet/core';
 import { type AdmissionRequest, isObject, type KubeObject } from '@signet/k8s-types';
+import { createKmsKeyFetcher } from '@signet/kms';
 import {
   type AuthorityCheck,
   type ImageVerification,
   Keychain,
+  KmsKeyStore,
   type PolicyCheck,
   remotePolicyFetcher,
 } from '@signet/verifier';
@@ -209,11 +212,13 @@ async function loadAdmission(
   const registries = registrySettingsFrom(values);
   const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
   requireUsablePolicyFiles(loaded);
-  // The engines' worker threads do not keep the process alive once the command is done.
+  // The engines' worker threads do not keep the process alive once the command is done; KMS keys
+  // are fetched once, with the SDKs' default credentials, as `signet serve` does.
   const { snapshot, problems } = await compileSnapshot(loaded, {
     namespace,
     engines: new WebhookPolicyEngines(createLogger({ level: 'silent' })),
     fetchRemotePolicy: remotePolicyFetcher(),
+    kmsKeys: new KmsKeyStore({ fetcher: createKmsKeyFetcher() }),
   });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');

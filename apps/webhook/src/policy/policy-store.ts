@@ -17,10 +17,13 @@ import type { ClusterImagePolicy, PolicyControllerConfig } from '@signet/k8s-typ
 import {
   type CompiledAuthorities,
   compileAuthorities,
+  type KmsKeySource,
+  type LivingTrustRoot,
   PolicyCompileError,
   type PolicyEngineHost,
   type PolicyToVerify,
   type RemotePolicyFetch,
+  type RemoteTrustRoots,
   type TrustRootOptions,
   trustRootResolver,
 } from '@signet/verifier';
@@ -57,6 +60,14 @@ export interface CompileOptions {
   /** The webhook's namespace: `secretRef`s without a namespace are read here. */
   readonly namespace: string;
   readonly trust?: TrustRootOptions;
+  /** Public keys of `key.kms` authorities; without it, such policies are broken. */
+  readonly kmsKeys?: KmsKeySource;
+  /** The default trust root kept current through TUF (`--tuf-mirror`); the embedded one without it. */
+  readonly defaultRoot?: LivingTrustRoot;
+  /** `remote` TrustRoots kept across compiles and refreshed on a schedule. */
+  readonly remoteRoots?: RemoteTrustRoots;
+  /** Changes whenever a KMS key or a TUF-served root changed: passes cached under the old one are not reused. */
+  readonly generation?: number;
   readonly now?: () => Date;
   /** CUE and Rego; without them such policies are broken (they deny what they match). */
   readonly engines?: PolicyEngineHost;
@@ -170,8 +181,13 @@ export async function compileSnapshot(
   ];
   const secrets = new Map(objects.secrets.map((s) => [`${s.namespace}/${s.name}`, s.data]));
   const configMaps = new Map(objects.configMaps.map((c) => [`${c.namespace}/${c.name}`, c.data]));
-  const resolver = trustRootResolver(objects.trustRoots, options.trust ?? {});
-  // Any change of the Secrets, ConfigMaps or TrustRoots a policy may read gives every policy a new revision.
+  const resolver = trustRootResolver(objects.trustRoots, {
+    ...options.trust,
+    ...(options.defaultRoot ? { defaultRoot: options.defaultRoot } : {}),
+    ...(options.remoteRoots ? { remoteRoots: options.remoteRoots } : {}),
+  });
+  // Any change of the Secrets, ConfigMaps or TrustRoots a policy may read, or of a KMS key or TUF
+  // root, gives every policy a new revision.
   const shared = digestOf({
     secrets: objects.secrets.map((s) => [
       s.namespace,
@@ -180,6 +196,7 @@ export async function compileSnapshot(
     ]),
     trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
     configMaps: objects.configMaps.map((c) => [c.namespace, c.name, digestOf(c.data)]),
+    generation: options.generation ?? 0,
   });
   let retry = false;
   const records = await Promise.all(
@@ -196,6 +213,7 @@ export async function compileSnapshot(
           systemNamespace: options.namespace,
           ...(options.engines ? { engines: options.engines } : {}),
           ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
+          ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
         });
       } catch (error) {
         retry ||= error instanceof PolicyCompileError && PASSING_CODES.has(error.code);

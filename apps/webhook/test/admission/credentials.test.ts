@@ -30,7 +30,7 @@ metadata: { name: p }
 spec:
   images: [{ glob: "registry.example/**" }]
   authorities:
-    - static: { action: pass }
+    - keyless: { identities: [{ issuer: "https://issuer.example", subject: "ci@acme.example" }] }
       source: [{ signaturePullSecrets: [{ name: sig-secret }] }]
 `,
     'signet-system',

@@ -25,6 +25,8 @@ describe('signet serve flags', () => {
       shutdownDrainMs: 5000,
       shutdownGraceMs: 10_000,
       logLevel: 'info',
+      kmsRefreshMs: 300_000,
+      tuf: { mirror: undefined, rootFile: undefined, cacheDir: undefined, refreshMs: 3_600_000 },
     });
     expect(serveConfigFrom({ ...files, host: '127.0.0.1' }, { POD_NAMESPACE: 'sig' })).toMatchObject({
       namespace: 'sig',
@@ -54,6 +56,10 @@ describe('signet serve flags', () => {
     ],
     [{ ...files, 'cache-ttl': '5' }, '--cache-ttl must be a duration'],
     [{ ...files, 'log-level': 'loud' }, '--log-level must be one of'],
+    [{ ...files, 'kms-refresh': '1s' }, '--kms-refresh must be a duration between 10s and 24h, got "1s"'],
+    [{ ...files, 'tuf-refresh': '48h' }, '--tuf-refresh must be a duration between 60s and 24h'],
+    [{ ...files, 'tuf-mirror': 'tuf.example' }, '--tuf-mirror must be an http(s) URL'],
+    [{ ...files, 'tuf-root': 'root.json' }, '--tuf-root and --tuf-cache-dir need --tuf-mirror'],
     [
       { ...files, 'insecure-registry': ['http://x'] },
       '--insecure-registry takes host[:port], got "http://x"',
@@ -101,5 +107,29 @@ describe('signet serve registry flags', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('signet serve TUF flags', () => {
+  it('take a mirror, an initial root, a cache and a refresh period', () => {
+    const config = serveConfigFrom(
+      {
+        'tls-cert-file': 'c',
+        'tls-key-file': 'k',
+        'tuf-mirror': 'https://tuf.example',
+        'tuf-root': '/etc/signet/root.json',
+        'tuf-cache-dir': '/var/cache/signet/tuf',
+        'tuf-refresh': '10m',
+        'kms-refresh': '30s',
+      },
+      {},
+    );
+    expect(config.tuf).toEqual({
+      mirror: 'https://tuf.example',
+      rootFile: '/etc/signet/root.json',
+      cacheDir: '/var/cache/signet/tuf',
+      refreshMs: 600_000,
+    });
+    expect(config.kmsRefreshMs).toBe(30_000);
   });
 });

@@ -12,6 +12,8 @@ import {
   requiredString,
   stringItem,
 } from '../fields.js';
+import { WORKLOAD_LIST } from '../workloads.js';
+import { kmsUriProblem } from './kms-uri.js';
 import {
   compact,
   failFor,
@@ -53,6 +55,8 @@ export interface ClusterImagePolicyParseOptions {
 const VERSIONS = CLUSTER_IMAGE_POLICY_VERSIONS.map((v) => `${POLICY_GROUP}/${v}` as const);
 const HASH_ALGORITHMS = ['sha224', 'sha256', 'sha384', 'sha512'] as const;
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+/** `match[].resource` values: the resources Signet is registered for (policy-controller's list plus replicationcontrollers). */
+const MATCH_RESOURCES: readonly string[] = WORKLOAD_LIST.map((workload) => workload.resource);
 
 /**
  * Parses a `ClusterImagePolicy` of `policy.sigstore.dev/v1beta1` or `/v1alpha1` (for instance
@@ -115,6 +119,7 @@ function parseAuthority(value: unknown, path: string, fail: Fail): Authority {
   }
   const ctlog = optionalObject(a, 'ctlog', path, fail);
   const tsa = optionalObject(a, 'rfc3161timestamp', path, fail);
+  checkCombinations(a, staticRef !== undefined, path, fail);
   return compact<Authority>({
     name: optionalString(a, 'name', path, fail),
     key: key && parseKeyRef(key, join(path, 'key'), fail),
@@ -128,6 +133,22 @@ function parseAuthority(value: unknown, path: string, fail: Fail): Authority {
       compact({ trustRootRef: optionalString(tsa, 'trustRootRef', join(path, 'rfc3161timestamp'), fail) }),
     signatureFormat: optionalEnum(a, 'signatureFormat', path, fail, ['legacy', 'bundle']),
   });
+}
+
+/** policy-controller's rules across an authority's fields: static decides alone; one source. */
+function checkCombinations(a: JsonObject, isStatic: boolean, path: string, fail: Fail): void {
+  const present = (value: unknown) => value != null && !(Array.isArray(value) && value.length === 0);
+  for (const field of isStatic ? (['attestations', 'source', 'ctlog', 'rfc3161timestamp'] as const) : []) {
+    // A static authority checks no signature: evidence settings beside it would be ignored.
+    if (present(a[field]))
+      fail(join(path, field), 'cannot be combined with static (a static authority checks no signature)');
+  }
+  if (Array.isArray(a.source) && a.source.length > 1) {
+    fail(
+      join(path, 'source'),
+      `only a single source is supported (as in policy-controller), got ${a.source.length}`,
+    );
+  }
 }
 
 function parseKeyRef(key: JsonObject, path: string, fail: Fail): KeyRef {
@@ -147,6 +168,8 @@ function parseKeyRef(key: JsonObject, path: string, fail: Fail): KeyRef {
       `exactly one of data, secretRef or kms is required, got ${sources.length === 0 ? 'none' : sources.join(', ')}`,
     );
   }
+  const kmsProblem = out.kms ? kmsUriProblem(out.kms) : undefined;
+  if (kmsProblem !== undefined) fail(join(path, 'kms'), kmsProblem);
   return out;
 }
 
@@ -167,6 +190,9 @@ function parseKeyless(keyless: JsonObject, path: string, fail: Fail): KeylessRef
     insecureIgnoreSCT: optionalBoolean(keyless, 'insecureIgnoreSCT', path, fail),
   });
   if (identities.length === 0) fail(join(path, 'identities'), 'at least one identity is required');
+  if (out.url !== undefined && out.url !== '' && out['ca-cert'] !== undefined) {
+    fail(path, 'url and ca-cert are exclusive (as in policy-controller): the CA is either Fulcio or ca-cert');
+  }
   return out;
 }
 
@@ -226,6 +252,17 @@ function parseAttestation(value: unknown, path: string, fail: Fail): Attestation
   const predicateType = requiredString(a, 'predicateType', path, fail);
   if (predicateType === '') fail(join(path, 'predicateType'), 'must not be empty');
   const policy = optionalObject(a, 'policy', path, fail);
+  if (policy !== undefined) {
+    // These ask for parts of the admitted object, which only the spec-level policy receives.
+    for (const field of ['fetchConfigFile', 'includeSpec', 'includeObjectMeta', 'includeTypeMeta']) {
+      if (policy[field] != null) {
+        fail(
+          join(join(path, 'policy'), field),
+          'is only allowed in spec.policy, not in an attestation policy',
+        );
+      }
+    }
+  }
   return compact<Attestation>({
     name,
     predicateType,
@@ -267,12 +304,23 @@ function parseConfigMapRef(cm: JsonObject, path: string, fail: Fail): ConfigMapR
 function parseMatch(value: unknown, path: string, fail: Fail): MatchResource {
   const m = expectObject(value, path, fail);
   const selector = optionalObject(m, 'selector', path, fail);
-  return compact<MatchResource>({
+  const out = compact<MatchResource>({
     group: optionalString(m, 'group', path, fail),
     version: optionalString(m, 'version', path, fail),
     resource: optionalString(m, 'resource', path, fail),
     selector: selector && parseSelector(selector, join(path, 'selector'), fail),
   });
+  if (out.resource && !MATCH_RESOURCES.includes(out.resource)) {
+    // An unknown resource would match nothing, silently: refuse it, as policy-controller does.
+    fail(
+      join(path, 'resource'),
+      `unsupported resource ${JSON.stringify(out.resource)}; one of ${MATCH_RESOURCES.join(', ')}`,
+    );
+  }
+  if (out.selector !== undefined && !out.resource && !out.group && !out.version) {
+    fail(join(path, 'selector'), 'a selector needs a resource (or group/version) whose labels it matches');
+  }
+  return out;
 }
 
 function parseSelector(s: JsonObject, path: string, fail: Fail): LabelSelector {

@@ -65,11 +65,12 @@ const fullPolicy = {
         ],
       },
       { key: { secretRef: { name: 'cosign-pub', namespace: 'cosign-system' } } },
-      { key: { kms: 'awskms:///arn:aws:kms:us-east-1:1:key/abc' } },
+      {
+        key: { kms: 'awskms:///arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab' },
+      },
       {
         name: 'keyless',
         keyless: {
-          url: 'https://fulcio.example',
           identities: [
             {
               issuer: 'https://token.actions.githubusercontent.com',
@@ -278,7 +279,7 @@ describe('parseClusterImagePolicy', () => {
       'spec.authorities[0].signatureFormat: must be one of legacy, bundle, got "dsse" (in ClusterImagePolicy/release)',
     ],
     [
-      withAuthority({ static: { action: 'pass' }, source: [{ signaturePullSecrets: [{}] }] }),
+      withAuthority({ key: { data: PEM }, source: [{ signaturePullSecrets: [{}] }] }),
       'spec.authorities[0].source[0].signaturePullSecrets[0].name: required string (in ClusterImagePolicy/release)',
     ],
     [
@@ -297,6 +298,107 @@ describe('parseClusterImagePolicy', () => {
     const error = errorOf(body);
     expect(error.message).toBe(message);
     expect(error.code).toBe('INVALID_POLICY');
+  });
+
+  // policy-controller's apply-time validation rules, each refused with its field path.
+  it.each([
+    [
+      'more than one source',
+      { key: { data: PEM }, source: [{ oci: 'a.example/s' }, { oci: 'b.example/s' }] },
+      'spec.authorities[0].source',
+      /only a single source is supported/,
+    ],
+    [
+      'static with attestations',
+      { static: { action: 'pass' }, attestations: [{ name: 'a', predicateType: 'vuln' }] },
+      'spec.authorities[0].attestations',
+      /cannot be combined with static/,
+    ],
+    [
+      'static with a source',
+      { static: { action: 'pass' }, source: [{ oci: 'a.example/s' }] },
+      'spec.authorities[0].source',
+      /static/,
+    ],
+    [
+      'static with ctlog',
+      { static: { action: 'fail' }, ctlog: { url: 'https://rekor.example' } },
+      'spec.authorities[0].ctlog',
+      /static/,
+    ],
+    [
+      'static with rfc3161timestamp',
+      { static: { action: 'fail' }, rfc3161timestamp: { trustRootRef: 'x' } },
+      'spec.authorities[0].rfc3161timestamp',
+      /static/,
+    ],
+    [
+      'keyless url with ca-cert',
+      {
+        keyless: {
+          url: 'https://fulcio.example',
+          'ca-cert': { data: PEM },
+          identities: [{ issuer: 'i', subject: 's' }],
+        },
+      },
+      'spec.authorities[0].keyless',
+      /url and ca-cert are exclusive/,
+    ],
+    [
+      'includeSpec on an attestation policy',
+      {
+        key: { data: PEM },
+        attestations: [
+          { name: 'a', predicateType: 'vuln', policy: { type: 'cel', data: 'true', includeSpec: true } },
+        ],
+      },
+      'spec.authorities[0].attestations[0].policy.includeSpec',
+      /only allowed in spec.policy/,
+    ],
+    [
+      'a KMS of no known provider',
+      { key: { kms: 'vault://key' } },
+      'spec.authorities[0].key.kms',
+      /must start with one of/,
+    ],
+    [
+      'an AWS key by ID rather than ARN',
+      { key: { kms: 'awskms:///1234abcd-12ab-34cd-56ef-1234567890ab' } },
+      'spec.authorities[0].key.kms',
+      /key or alias ARN/,
+    ],
+    [
+      'an AWS endpoint without a port',
+      { key: { kms: 'awskms://localhost/arn:aws:kms:us-east-2:111122223333:alias/x' } },
+      'spec.authorities[0].key.kms',
+      /malformed endpoint/,
+    ],
+  ])('refuses %s', (_, authority, path, problem) => {
+    const error = errorOf(withAuthority(authority));
+    expect(error.path).toBe(path);
+    expect(error.message).toMatch(problem);
+  });
+
+  it('refuses an unknown match resource and a selector without a resource', () => {
+    const unknown = errorOf(withSpec({ match: [{ resource: 'configmaps' }] }));
+    expect(unknown.path).toBe('spec.match[0].resource');
+    expect(unknown.message).toMatch(/unsupported resource "configmaps"; one of .*pods/);
+    const bare = errorOf(withSpec({ match: [{ selector: { matchLabels: { a: 'b' } } }] }));
+    expect(bare.path).toBe('spec.match[0].selector');
+  });
+
+  it('accepts every KMS form policy-controller accepts', () => {
+    for (const kms of [
+      'awskms:///arn:aws:kms:us-east-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+      'awskms://localhost:4566/arn:aws:kms:us-east-2:111122223333:alias/ExampleAlias',
+      'gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k/cryptoKeyVersions/1',
+      'azurekms://vault.vault.azure.net/key',
+      'hashivault://key',
+    ]) {
+      expect(parseClusterImagePolicy(withAuthority({ key: { kms } })).spec.authorities[0]?.key?.kms).toBe(
+        kms,
+      );
+    }
   });
 
   it('names the object on errors', () => {

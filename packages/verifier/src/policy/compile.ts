@@ -23,7 +23,14 @@ import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/ver
 import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
 import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
-import { compileCertificates, compileKeys, type KeyRefContext, type SecretLookup } from './keys.js';
+import {
+  compileCertificates,
+  compileKeys,
+  type FetchedKmsKey,
+  type KeyRefContext,
+  type SecretLookup,
+} from './keys.js';
+import type { KmsKeySource } from './kms-keys.js';
 import { predicateTypeURI } from './predicate-types.js';
 import {
   type ConfigMapLookup,
@@ -46,6 +53,8 @@ export interface CompileContext {
   readonly engines?: PolicyEngineHost;
   /** Fetches `policy.remote` (pinned by `sha256sum`). Without it, remote policies are refused at compile time. */
   readonly fetchRemotePolicy?: RemotePolicyFetch;
+  /** Public keys for `key.kms` (a `KmsKeyStore`). Without it, KMS authorities are refused. */
+  readonly kmsKeys?: KmsKeySource;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -122,10 +131,10 @@ export const DEFAULT_SYSTEM_NAMESPACE = 'cosign-system';
 
 /**
  * Compiles `cip`'s authorities and spec-level policy. Throws {@link PolicyCompileError} when the
- * policy cannot be enforced as written (KMS keys, bad PEM, regexp, CEL, CUE or Rego; a remote
- * policy that cannot be fetched). A
- * missing Secret or an unloadable trust root does not throw: that authority fails at admission
- * with an `infrastructure` failure, and the others still count.
+ * policy cannot be enforced as written (KMS keys without a key source, bad PEM, regexp, CEL, CUE
+ * or Rego; a remote policy that cannot be fetched). A missing Secret, an unreachable KMS (with no
+ * earlier key) or an unloadable trust root does not throw: that authority fails at admission with
+ * an `infrastructure` failure, and the others still count.
  */
 export async function compileAuthorities(
   cip: ClusterImagePolicy,
@@ -182,7 +191,9 @@ async function compileAuthority(
     lookupSecret: context.lookupSecret,
     secretNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
   };
-  const signer = compileSigner(authority, site, name, keyContext);
+  const kms = await kmsKeyOf(authority, site, context);
+  const signer =
+    kms instanceof SignatureCheckError ? kms : compileSigner(authority, site, name, keyContext, kms);
   const requirements = requirementsOf(authority);
   const type = authority.key !== undefined ? 'key' : 'keyless';
   const state = await signerState(authority, signer, requirements, resolver);
@@ -202,20 +213,16 @@ async function signerState(
 }
 
 /**
- * The threshold rules. Key authority: a transparency-log entry only with `ctlog` (upstream's
- * semantics: without `ctlog` no log is consulted), an RFC 3161 timestamp only with
- * `rfc3161timestamp`. Keyless: an SCT unless `insecureIgnoreSCT`; an RFC 3161 timestamp with
- * `rfc3161timestamp`; a log entry unless only `rfc3161timestamp` is given (both when both are).
+ * The threshold rules, as policy-controller's: with `rfc3161timestamp`, an RFC 3161 timestamp and
+ * no transparency-log entry (upstream ignores the log then, `ctlog` or not). Otherwise a key
+ * authority needs a log entry only with `ctlog` (without it no log is consulted), and a keyless
+ * one always. Keyless also needs an SCT unless `insecureIgnoreSCT`.
  */
 export function requirementsOf(authority: Authority): Requirements {
   const timestampAuthority = authority.rfc3161timestamp !== undefined;
-  if (authority.key !== undefined)
-    return { tlog: authority.ctlog !== undefined, timestampAuthority, sct: false };
-  return {
-    tlog: authority.ctlog !== undefined || !timestampAuthority,
-    timestampAuthority,
-    sct: authority.keyless?.insecureIgnoreSCT !== true,
-  };
+  const logged = !timestampAuthority && (authority.key === undefined || authority.ctlog !== undefined);
+  if (authority.key !== undefined) return { tlog: logged, timestampAuthority, sct: false };
+  return { tlog: logged, timestampAuthority, sct: authority.keyless?.insecureIgnoreSCT !== true };
 }
 
 interface CompiledSigner {
@@ -223,14 +230,42 @@ interface CompiledSigner {
   readonly caCertificates: Buffer[] | undefined;
 }
 
+/**
+ * The KMS key of `key.kms`, from the store (fetched now only when it has none younger than its
+ * refresh interval). No key at all is an `unavailable` authority, not a compile error: the KMS
+ * may come back, and the next compile picks the key up.
+ */
+async function kmsKeyOf(
+  authority: Authority,
+  site: PolicySite,
+  context: CompileContext,
+): Promise<FetchedKmsKey | SignatureCheckError | undefined> {
+  const uri = authority.key?.kms;
+  if (uri === undefined || uri === '') return undefined;
+  if (context.kmsKeys === undefined) {
+    throw new PolicyCompileError(
+      'UNSUPPORTED_KMS',
+      { ...site, path: `${site.path}.key.kms` },
+      `no KMS key source is configured, so ${JSON.stringify(uri)} cannot be fetched`,
+    );
+  }
+  const found = await context.kmsKeys.lookup(uri);
+  if (found.kind === 'unavailable') {
+    return new SignatureCheckError('KMS_UNAVAILABLE', found.error.message, { cause: found.error });
+  }
+  return { pem: found.key.pem, hashAlgorithm: found.key.hashAlgorithm };
+}
+
 function compileSigner(
   authority: Authority,
   site: PolicySite,
   name: string,
   context: KeyRefContext,
+  kms: FetchedKmsKey | undefined,
 ): CompiledSigner | SignatureCheckError {
   if (authority.key !== undefined) {
-    const keys = compileKeys(authority.key, { ...site, path: `${site.path}.key`, authority: name }, context);
+    const keySite = { ...site, path: `${site.path}.key`, authority: name };
+    const keys = compileKeys(authority.key, keySite, context, kms);
     if (keys instanceof SignatureCheckError) return keys;
     return {
       policy: { type: 'key', keys, hashAlgorithm: authority.key.hashAlgorithm || undefined },

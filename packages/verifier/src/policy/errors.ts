@@ -10,7 +10,7 @@ export type PolicyCompileCode =
   | 'INVALID_POLICY'
   /** The CUE or Rego engine failed while compiling the policy (not built, out of time or memory). */
   | 'POLICY_ENGINE_FAILED'
-  /** `key.kms`: KMS keys are not supported yet. */
+  /** A `kms` Signet cannot use: no KMS key source configured, or `ca-cert.kms`. */
   | 'UNSUPPORTED_KMS'
   /** A public key that does not parse. */
   | 'INVALID_KEY'

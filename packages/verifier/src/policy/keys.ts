@@ -1,5 +1,6 @@
-// Public keys and CA certificates named by a policy (`key`, `keyless.ca-cert`): inline PEM or a
-// Secret read through the injected lookup, parsed once at compile time.
+// Public keys and CA certificates named by a policy (`key`, `keyless.ca-cert`): inline PEM, a
+// Secret read through the injected lookup, or (keys only) a KMS key the caller fetched before,
+// parsed once at compile time.
 import type { KeyRef } from '@signet/k8s-types';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { pemBlocks, publicKeyFromBlock } from '../sigstore/pem.js';
@@ -28,10 +29,17 @@ export interface KeyRefContext {
   readonly secretNamespace: string;
 }
 
+/** The public key a KMS gave for `key.kms` (fetched by the compiler before the keys are read). */
+export interface FetchedKmsKey {
+  readonly pem: string;
+  readonly hashAlgorithm: string | undefined;
+}
+
 /** One PEM text and the name it is known by. */
 interface PemSource {
   readonly name: string;
   readonly pem: string;
+  readonly hashAlgorithm?: string | undefined;
 }
 
 /**
@@ -43,8 +51,12 @@ export function compileKeys(
   key: KeyRef,
   site: KeyRefSite,
   context: KeyRefContext,
+  kms?: FetchedKmsKey,
 ): PolicyKey[] | SignatureCheckError {
-  const sources = pemSources(key, site, context);
+  const sources =
+    kms === undefined
+      ? pemSources(key, site, context)
+      : [{ name: String(key.kms), pem: kms.pem, hashAlgorithm: kms.hashAlgorithm }];
   if (sources instanceof SignatureCheckError) return sources;
   const keys: PolicyKey[] = [];
   for (const source of sources) {
@@ -57,7 +69,8 @@ export function compileKeys(
     blocks.forEach((block, index) => {
       const name = blocks.length === 1 ? source.name : `${source.name}#${index + 1}`;
       try {
-        keys.push({ name, key: publicKeyFromBlock(block) });
+        const hashAlgorithm = source.hashAlgorithm;
+        keys.push({ name, key: publicKeyFromBlock(block), ...(hashAlgorithm ? { hashAlgorithm } : {}) });
       } catch (error) {
         throw new PolicyCompileError('INVALID_KEY', site, `${name}: not a public key`, { cause: error });
       }
@@ -96,16 +109,26 @@ function pemSources(
   context: KeyRefContext,
 ): PemSource[] | SignatureCheckError {
   if (key.kms !== undefined && key.kms !== '') {
+    // Only `key.kms` is fetched (by the compiler); a KMS holds keys, not CA certificates, and
+    // policy-controller never reads `ca-cert.kms` either.
     throw new PolicyCompileError(
       'UNSUPPORTED_KMS',
       site,
-      `KMS keys are not supported yet (kms ${JSON.stringify(key.kms)}); put the public key in data or in a Secret`,
+      `a KMS holds keys, not certificates (kms ${JSON.stringify(key.kms)}); give the CA certificate in data or in a Secret`,
     );
   }
   if (key.data !== undefined && key.data !== '') return [{ name: site.authority, pem: key.data }];
   const ref = key.secretRef;
   if (ref?.name === undefined || ref.name === '') {
     throw new PolicyCompileError('INVALID_AUTHORITY', site, 'one of data, secretRef or kms is required');
+  }
+  if (ref.namespace && ref.namespace !== context.secretNamespace) {
+    // policy-controller refuses this at apply time: the webhook reads Secrets of its own namespace only.
+    throw new PolicyCompileError(
+      'INVALID_AUTHORITY',
+      { ...site, path: `${site.path}.secretRef.namespace` },
+      `must be the webhook's namespace ${JSON.stringify(context.secretNamespace)} (or left out), got ${JSON.stringify(ref.namespace)}`,
+    );
   }
   const namespace = ref.namespace || context.secretNamespace;
   const data = context.lookupSecret?.(namespace, ref.name);

@@ -28,9 +28,10 @@ export async function trustFor(
     // certificate carries, so with insecureIgnoreSCT a present SCT must still be from a known log.
     const ctRoot = await need(mainRef, keyless !== undefined);
     const tlogRoot = await need(authority.ctlog?.trustRootRef || mainRef, requirements.tlog);
+    // Keyless: TSAs are loaded even when not required, to check the timestamps a signature carries.
     const tsaRoot = await need(
       authority.rfc3161timestamp?.trustRootRef || mainRef,
-      requirements.timestampAuthority,
+      requirements.timestampAuthority || keyless !== undefined,
     );
     const trust: Trust = {
       certificateAuthorities:
@@ -56,7 +57,7 @@ export async function trustFor(
       },
       { root: tlogRoot, count: trust.tlogs.length, what: 'transparency logs', why: 'a log entry' },
       {
-        root: tsaRoot,
+        root: requirements.timestampAuthority ? tsaRoot : undefined,
         count: trust.timestampAuthorities.length,
         what: 'timestamp authorities',
         why: 'an RFC 3161 timestamp',

@@ -53,6 +53,8 @@ export type CheckCode =
   | 'TRUST_ROOT_UNAVAILABLE'
   /** A Secret the authority references does not exist or holds no key. */
   | 'SECRET_UNAVAILABLE'
+  /** The KMS key of `key.kms` could not be fetched, and no earlier fetch gave one. */
+  | 'KMS_UNAVAILABLE'
   /** The registry could not be asked (unreachable, timeout, refused credentials, malformed answer). */
   | 'REGISTRY_UNAVAILABLE'
   /** An unexpected exception inside verification (a bug or input nobody anticipated). */
@@ -63,6 +65,7 @@ const INFRASTRUCTURE_CODES: ReadonlySet<CheckCode> = new Set<CheckCode>([
   'UNSUPPORTED_ARTIFACT',
   'TRUST_ROOT_UNAVAILABLE',
   'SECRET_UNAVAILABLE',
+  'KMS_UNAVAILABLE',
   'REGISTRY_UNAVAILABLE',
   'POLICY_ENGINE_FAILED',
   'VERIFIER_ERROR',

@@ -2,8 +2,12 @@
 // sigstore-js matches the subject with an unanchored regular expression (a policy for
 // `https://github.com/acme/app` accepts `https://github.com/acme/app-evil`), so Signet compares
 // identities itself: exact strings exactly, regular expressions against the whole string.
+// Policies are written for Go's regexp package (RE2), so patterns are compiled by re2js: the same
+// syntax (`(?P<name>...)`, `\A`, `\z`, no lookaround or backreferences), linear-time matching, and
+// a whole-string match that flags such as `(?m)` cannot turn into a line match.
 import type { Identity } from '@signet/k8s-types';
 import type { X509Certificate } from '@sigstore/core';
+import { RE2JS, type RE2JSException } from 're2js';
 
 const OID_SUBJECT_ALT_NAME = '2.5.29.17';
 /** Fulcio's original issuer extension: the raw issuer URL as the extension value. */
@@ -64,9 +68,9 @@ export interface CompiledIdentity {
 }
 
 /**
- * Compiles an identity. Regular expressions are anchored (`^(?:...)$`); a leading Go-style flag
- * group `(?i)`, `(?s)` or `(?m)` becomes the matching JavaScript flag. Throws `SyntaxError` for an
- * invalid expression and `Error` when issuer or subject is missing.
+ * Compiles an identity. Regular expressions use Go's RE2 syntax and must match the whole value
+ * (as if written `\A(?:...)\z`). Throws {@link IdentityPatternError} for an invalid expression
+ * and `Error` when issuer or subject is missing.
  */
 export function compileIdentity(identity: Identity): CompiledIdentity {
   const issuer = matcher('issuer', identity.issuer, identity.issuerRegExp);
@@ -88,19 +92,33 @@ function matcher(field: string, exact: string | undefined, pattern: string | und
     return { description: `${field} ${JSON.stringify(exact)}`, test: (value) => value === exact };
   }
   if (pattern !== undefined && pattern !== '') {
-    const regexp = anchored(pattern);
-    return { description: `${field} ~ ${regexp}`, test: (value) => regexp.test(value) };
+    const test = wholeMatch(pattern);
+    return { description: `${field} ~ ${JSON.stringify(pattern)} (RE2, whole value)`, test };
   }
   throw new Error(`identity has neither ${field} nor ${field}RegExp`);
 }
 
-const GO_FLAGS = /^\(\?([ims]+)\)/;
+/** An identity regular expression that is not valid RE2 (Go `regexp`) syntax. */
+export class IdentityPatternError extends SyntaxError {
+  override readonly name = 'IdentityPatternError';
+}
 
-/** `pattern` matched against whole strings, as `^(?:pattern)$`. */
-export function anchored(pattern: string): RegExp {
-  const flags = GO_FLAGS.exec(pattern);
-  const source = flags === null ? pattern : pattern.slice(flags[0].length);
-  return new RegExp(`^(?:${source})$`, flags?.[1] ?? '');
+/**
+ * A predicate that is true when `pattern` (RE2 syntax) matches all of a value. The anchoring is
+ * the matcher's, not text added around the pattern, so no flag inside the pattern can weaken it.
+ */
+export function wholeMatch(pattern: string): (value: string) => boolean {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(pattern);
+  } catch (error) {
+    // re2js throws only its own exceptions (RE2JSSyntaxException and kin) for a bad pattern.
+    const reason = (error as RE2JSException).message;
+    throw new IdentityPatternError(`invalid regular expression ${JSON.stringify(pattern)}: ${reason}`, {
+      cause: error,
+    });
+  }
+  return (value) => compiled.matches(value);
 }
 
 /** The identity a certificate matched: its issuer and the first subject that matched. */

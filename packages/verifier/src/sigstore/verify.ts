@@ -48,6 +48,8 @@ export interface Requirements {
 export interface PolicyKey {
   readonly name: string;
   readonly key: PublicKeyInfo;
+  /** The digest this key signs with when the key fixes it (a KMS P-384 key: `sha384`). */
+  readonly hashAlgorithm?: string;
 }
 
 export type SignerPolicy =
@@ -89,7 +91,22 @@ export function verifyArtifact(
   check: SignatureCheck,
   digest: string,
 ): VerifiedArtifact {
-  const bundle = selectEvidence(artifact.bundle, check.requirements);
+  const signer = verifySignature(artifact, check);
+  return {
+    source: artifact.source,
+    format: artifact.format,
+    signer,
+    statement: checkBinding(artifact, digest),
+  };
+}
+
+/**
+ * The signature, its certificate or key and the evidence the check requires, without the binding
+ * to an image digest (for a message signature, sigstore-js compares the artifact's digest with
+ * the signed one). Throws {@link SignatureCheckError}.
+ */
+export function verifySignature(artifact: DecodedArtifact, check: SignatureCheck): SignerIdentity {
+  const bundle = selectEvidence(artifact.bundle, check);
   const entries: TransparencyLogEntry[] = bundle.verificationMaterial.tlogEntries;
   const intoto = entries.filter(isIntotoV001);
   const forSigstore: Bundle = {
@@ -108,16 +125,9 @@ export function verifyArtifact(
       parsing('the RFC 3161 timestamp', () => timestamp.timestamp.signingTime);
   }
   const evidence: Evidence = { artifact, entity, intoto, check };
-  const signer =
-    check.signer.type === 'key'
-      ? verifyKeyed(evidence, check.signer.keys, check.signer.hashAlgorithm)
-      : verifyKeyless(evidence, check.signer.identities, leafCertificate(bundle));
-  return {
-    source: artifact.source,
-    format: artifact.format,
-    signer,
-    statement: checkBinding(artifact, digest),
-  };
+  return check.signer.type === 'key'
+    ? verifyKeyed(evidence, check.signer.keys, check.signer.hashAlgorithm)
+    : verifyKeyless(evidence, check.signer.identities, leafCertificate(bundle));
 }
 
 interface Evidence {
@@ -127,17 +137,24 @@ interface Evidence {
   readonly check: SignatureCheck;
 }
 
-/** Keeps only the kinds of evidence the authority asks for: the policy decides what is consulted. */
-function selectEvidence(bundle: Bundle, requirements: Requirements): Bundle {
+/**
+ * The evidence that is checked. The policy decides which kinds are required (and a key authority
+ * without `ctlog` consults no log, as upstream). RFC 3161 timestamps a keyless signature carries
+ * are always checked when its trust root has timestamp authorities, required or not: an invalid
+ * one fails, and a valid one dates the certificate (a Rekor v2 entry has no integrated time).
+ */
+function selectEvidence(bundle: Bundle, check: SignatureCheck): Bundle {
   const material = bundle.verificationMaterial;
+  const { requirements } = check;
+  const timestamps =
+    requirements.timestampAuthority ||
+    (check.signer.type === 'keyless' && check.trust.timestampAuthorities.length > 0);
   return {
     ...bundle,
     verificationMaterial: {
       ...material,
       tlogEntries: requirements.tlog ? material.tlogEntries : [],
-      timestampVerificationData: requirements.timestampAuthority
-        ? material.timestampVerificationData
-        : undefined,
+      timestampVerificationData: timestamps ? material.timestampVerificationData : undefined,
     },
   };
 }
@@ -147,9 +164,12 @@ function verifyKeyed(
   keys: readonly PolicyKey[],
   hashAlgorithm: string | undefined,
 ): SignerIdentity {
-  const content = withHashAlgorithm(evidence, hashAlgorithm);
-  const chosen = keys.find((candidate) => content.verifySignature(candidate.key.key));
+  // The policy's hashAlgorithm wins; else the one the key fixes; else SHA-256.
+  const contentFor = (candidate: PolicyKey) =>
+    withHashAlgorithm(evidence, hashAlgorithm ?? candidate.hashAlgorithm);
+  const chosen = keys.find((candidate) => contentFor(candidate).verifySignature(candidate.key.key));
   if (chosen === undefined) throw new SignatureCheckError('SIGNATURE_MISMATCH', keyMismatch(keys));
+  const content = contentFor(chosen);
   const entity: SignedEntity = {
     ...evidence.entity,
     signature: content,

@@ -2,6 +2,7 @@
 // referenced by many policies is loaded (and a `remote` one fetched) once.
 import type { TrustRoot } from '@signet/k8s-types';
 import { TrustRootError } from './errors.js';
+import type { LivingTrustRoot } from './living-root.js';
 import { publicGoodTrustRoot } from './public-good.js';
 import { trustedRootFromSigstoreKeys } from './sigstore-keys.js';
 import { type CompiledTrustRoot, compileTrustedRoot, PUBLIC_GOOD } from './trusted-root.js';
@@ -38,17 +39,36 @@ export type TrustRootResolver = (name: string | undefined) => Promise<CompiledTr
  */
 export function trustRootResolver(
   trustRoots: readonly (TrustRoot | CompiledTrustRoot)[],
-  options: TrustRootOptions & { readonly publicGood?: CompiledTrustRoot } = {},
+  options: TrustRootOptions & {
+    readonly publicGood?: CompiledTrustRoot;
+    /**
+     * The default root kept current through TUF (`livingPublicGoodRoot`): its current root answers
+     * `undefined`; with none yet (a private root whose mirror never answered), the default is
+     * unavailable rather than silently the embedded public-good root.
+     */
+    readonly defaultRoot?: LivingTrustRoot;
+  } = {},
 ): TrustRootResolver {
   const byName = new Map<string, TrustRoot | CompiledTrustRoot>();
   for (const root of trustRoots) byName.set('metadata' in root ? root.metadata.name : root.name, root);
   const loaded = new Map<string, Promise<CompiledTrustRoot>>();
-  const publicGood = options.publicGood;
+  const living = options.defaultRoot;
+  const publicGood = options.publicGood ?? living?.current;
   return (name) => {
     const key = name ?? PUBLIC_GOOD;
     let promise = loaded.get(key);
     if (promise === undefined) {
-      promise = load(name, byName, options, publicGood);
+      promise =
+        name === undefined && living !== undefined && publicGood === undefined
+          ? Promise.reject(
+              living.lastError ??
+                new TrustRootError(
+                  'TRUST_ROOT_UNAVAILABLE',
+                  living.name,
+                  'no trust root has been fetched from the TUF mirror yet',
+                ),
+            )
+          : load(name, byName, options, publicGood);
       loaded.set(key, promise);
     }
     return promise;

@@ -1,9 +1,11 @@
 // The Sigstore public-good trust root, read offline from the TUF seed that ships inside
 // @sigstore/tuf (`seeds.json`: the repository's root.json and its `trusted_root.json` target).
-// No network: it is as current as the installed @sigstore/tuf; a `remote` TrustRoot refreshes.
+// No network: it is as current as the installed @sigstore/tuf. `livingPublicGoodRoot` keeps it
+// current through TUF (`--tuf-mirror`), starting from this copy.
 
 import { decodeBase64 } from '../sigstore/pem.js';
 import { TrustRootError } from './errors.js';
+import { LivingTrustRoot, type LivingTrustRootOptions } from './living-root.js';
 import { type CompiledTrustRoot, PUBLIC_GOOD, trustRootFromJSON } from './trusted-root.js';
 
 export const PUBLIC_GOOD_MIRROR = 'https://tuf-repo-cdn.sigstore.dev';
@@ -13,13 +15,46 @@ interface Seed {
   readonly targets?: Readonly<Record<string, string>>;
 }
 
+async function publicGoodSeed(): Promise<Seed | undefined> {
+  const module = await import('@sigstore/tuf/seeds.json', { with: { type: 'json' } });
+  const seeds = module.default as unknown as Readonly<Record<string, Seed>>;
+  return seeds[PUBLIC_GOOD_MIRROR];
+}
+
 /** Loads the embedded public-good trusted root. Throws {@link TrustRootError} when the seed is unusable. */
 export async function publicGoodTrustRoot(
   options: { readonly clock?: () => Date } = {},
 ): Promise<CompiledTrustRoot> {
-  const module = await import('@sigstore/tuf/seeds.json', { with: { type: 'json' } });
-  const seeds = module.default as unknown as Readonly<Record<string, Seed>>;
-  return trustRootFromSeed(seeds[PUBLIC_GOOD_MIRROR], options.clock);
+  return trustRootFromSeed(await publicGoodSeed(), options.clock);
+}
+
+export type LivingPublicGoodOptions = Omit<LivingTrustRootOptions, 'name' | 'origin' | 'mirror' | 'root'> & {
+  /** Default: Sigstore's public-good CDN. A mirror of it, or a private Sigstore's TUF repository. */
+  readonly mirror?: string;
+  /** The initial root (`--tuf-root`); default: the public-good `root.json` embedded in @sigstore/tuf. */
+  readonly root?: Buffer;
+};
+
+/**
+ * The default trust root, kept current through TUF: starts from the embedded public-good root (or
+ * the fallback given), which stays in use until a refresh from `mirror` verifies. With a private
+ * Sigstore's mirror and root, what it serves replaces the public-good root entirely, as
+ * policy-controller's `--tuf-mirror`/`--tuf-root` do.
+ */
+export async function livingPublicGoodRoot(options: LivingPublicGoodOptions = {}): Promise<LivingTrustRoot> {
+  const seed = await publicGoodSeed();
+  // A custom root is another Sigstore (or another lineage): the embedded root is no fallback for it.
+  const fallback =
+    options.fallback ?? (options.root === undefined ? trustRootFromSeed(seed, options.clock) : undefined);
+  const root = options.root ?? decodeBase64(seed?.['root.json'] ?? '');
+  return new LivingTrustRoot({
+    ...options,
+    name: PUBLIC_GOOD,
+    origin: 'public-good',
+    mirror: options.mirror ?? PUBLIC_GOOD_MIRROR,
+    root,
+    ...(fallback === undefined ? {} : { fallback }),
+  });
 }
 
 /** The `trusted_root.json` target of a TUF seed. */

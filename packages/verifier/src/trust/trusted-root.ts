@@ -35,6 +35,7 @@ export function compileTrustedRoot(
   trustedRoot: TrustedRoot,
   loadedAt: Date,
 ): CompiledTrustRoot {
+  checkLogValidity(name, trustedRoot);
   let material: TrustMaterial;
   try {
     material = toTrustMaterial(trustedRoot);
@@ -44,6 +45,27 @@ export function compileTrustedRoot(
     });
   }
   return Object.freeze({ name, origin, trustedRoot, material: Object.freeze(material), loadedAt });
+}
+
+/**
+ * A log key without a validity start would be trusted for entries from any time, before the key
+ * existed too: the trusted-root specification requires the start, and sigstore clients refuse a
+ * root without it. Refused here, naming the log.
+ */
+function checkLogValidity(name: string, trustedRoot: TrustedRoot): void {
+  const logs = [
+    ...trustedRoot.tlogs.map((log, i) => ({ log, where: `tlogs[${i}]` })),
+    ...trustedRoot.ctlogs.map((log, i) => ({ log, where: `ctlogs[${i}]` })),
+  ];
+  for (const { log, where } of logs) {
+    if (log.publicKey?.validFor?.start === undefined) {
+      throw new TrustRootError(
+        'TRUST_ROOT_INVALID',
+        name,
+        `${where} (${log.baseUrl || 'no baseUrl'}): the public key has no validFor.start`,
+      );
+    }
+  }
 }
 
 /**

@@ -1,64 +1,29 @@
 // TrustRoots served by a TUF repository: `remote` (a mirror URL) and `repository` (the repository
-// itself, gzipped and tarred into `mirrorFS`). Both are verified by @sigstore/tuf from the
-// TrustRoot's initial root. The network is reached only for `remote`, only through the injected
-// `TufClient`, and under a deadline; `repository` never leaves the process.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// itself, gzipped and tarred into `mirrorFS`). Both are verified by tuf-js from the TrustRoot's
+// initial root, following root rotations (`2.root.json`, ...) in either form. The network is
+// reached only for `remote`, only through the injected `TufClient`, and under a deadline;
+// `repository` never leaves the process.
 import type { TrustRootRemote, TrustRootRepository } from '@signet/k8s-types';
-import { initTUF } from '@sigstore/tuf';
-import { decodeBase64, sha256Hex } from '../sigstore/pem.js';
+import { decodeBase64 } from '../sigstore/pem.js';
 import { TrustRootError } from './errors.js';
+import type { RemoteTrustRoots } from './remote-roots.js';
 import { readTarGz } from './tar.js';
 import { type CompiledTrustRoot, trustRootFromJSON } from './trusted-root.js';
+import { memoryFiles, type TufClient, type TufRequest, tufJsClient } from './tuf-client.js';
+
+export type { TufClient, TufRequest } from './tuf-client.js';
 
 export const DEFAULT_TRUSTED_ROOT_TARGET = 'trusted_root.json';
 export const DEFAULT_TUF_TIMEOUT_MS = 10_000;
 
-/** One TUF target to fetch through TUF verification. */
-export interface TufRequest {
-  /** Mirror base URL (metadata at `<mirror>/<n>.root.json`, targets under `<mirror>/targets`). */
-  readonly mirror: string;
-  /** The trusted initial `root.json`. */
-  readonly root: Buffer;
-  /** Target name, `trusted_root.json` by default. */
-  readonly target: string;
-  /** Per-request timeout; the caller also enforces an overall deadline. */
-  readonly timeoutMs: number;
-  /** Serve everything from already-cached metadata; any miss fails instead of fetching. */
-  readonly cacheDir?: string;
-}
-
-/** Fetches and verifies a TUF target, returning its content. Injected so tests and air-gapped setups decide how. */
-export type TufClient = (request: TufRequest) => Promise<string>;
-
-/** The default {@link TufClient}: @sigstore/tuf (tuf-js) with a private, temporary cache, no retries. */
-export const sigstoreTufClient: TufClient = async (request) => {
-  const owned = request.cacheDir === undefined;
-  const dir = request.cacheDir ?? (await mkdtemp(join(tmpdir(), 'signet-tuf-')));
-  try {
-    const rootPath = join(dir, 'initial-root.json');
-    await writeFile(rootPath, request.root);
-    const tuf = await initTUF({
-      mirrorURL: request.mirror,
-      rootPath,
-      cachePath: dir,
-      forceCache: request.cacheDir !== undefined,
-      retry: false,
-      timeout: request.timeoutMs,
-    });
-    return await tuf.getTarget(request.target);
-  } finally {
-    if (owned) await rm(dir, { recursive: true, force: true });
-  }
-};
-
 export interface TufLoadOptions {
-  /** How `remote` TrustRoots are fetched; {@link sigstoreTufClient} by default. */
+  /** How `remote` TrustRoots are fetched; tuf-js over HTTP by default. */
   readonly tufClient?: TufClient;
   /** Overall deadline for loading one TrustRoot (default 10 s). */
   readonly timeoutMs?: number;
   readonly clock?: () => Date;
+  /** Keeps `remote` TrustRoots across compiles and refreshes them (see RemoteTrustRoots); fetched per load without it. */
+  readonly remoteRoots?: RemoteTrustRoots;
 }
 
 /** Loads a `remote` TrustRoot: the trusted root target from its mirror, TUF-verified from `root`. */
@@ -75,16 +40,23 @@ export async function loadRemoteTrustRoot(
     target: remote.trustedRootTarget || DEFAULT_TRUSTED_ROOT_TARGET,
     timeoutMs,
   };
-  const document = await fetchTarget(name, options.tufClient ?? sigstoreTufClient, request, timeoutMs);
+  if (options.remoteRoots !== undefined) {
+    return options.remoteRoots.load({
+      name,
+      remote,
+      mirror: request.mirror,
+      root: request.root,
+      target: request.target,
+    });
+  }
+  const document = await fetchTarget(name, options.tufClient ?? tufJsClient, request, timeoutMs);
   return trustRootFromJSON(document, { name, origin: 'remote', ...clockOption(options) });
 }
 
 /**
- * Loads a `repository` TrustRoot offline: `mirrorFS` is unpacked into a TUF cache and @sigstore/tuf
- * verifies timestamp, snapshot, targets and the target against `root` without fetching (its mirror
- * URL is a `file:` URL that fetch refuses, so a cache miss fails instead of reaching out).
- * Root rotation inside `mirrorFS` (`2.root.json`...) needs a TUF client that reads roots from
- * memory; it is refused with `TRUST_ROOT_UNSUPPORTED`.
+ * Loads a `repository` TrustRoot offline: tuf-js reads `mirrorFS` from memory (under a mirror URL
+ * that is never dialled) and verifies root rotations, timestamp, snapshot, targets and the target
+ * against `root`.
  */
 export async function loadRepositoryTrustRoot(
   name: string,
@@ -95,25 +67,11 @@ export async function loadRepositoryTrustRoot(
   const root = initialRoot(name, repository.root);
   const files = unpackMirror(name, repository.mirrorFS);
   const target = repository.trustedRootTarget || DEFAULT_TRUSTED_ROOT_TARGET;
-  const mirror = `file:///signet-offline-mirror/${encodeURIComponent(name)}`;
-  const base = await mkdtemp(join(tmpdir(), 'signet-tuf-mirror-'));
-  try {
-    await seedCache(
-      name,
-      join(base, encodeURIComponent(`/signet-offline-mirror/${encodeURIComponent(name)}`)),
-      {
-        root,
-        files,
-        target,
-      },
-    );
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TUF_TIMEOUT_MS;
-    const request: TufRequest = { mirror, root, target, timeoutMs, cacheDir: base };
-    const document = await fetchTarget(name, sigstoreTufClient, request, timeoutMs);
-    return trustRootFromJSON(document, { name, origin: 'repository', ...clockOption(options) });
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
+  const mirror = `memory://mirrorfs/${encodeURIComponent(name)}`;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TUF_TIMEOUT_MS;
+  const request: TufRequest = { mirror, root, target, timeoutMs, files: memoryFiles(mirror, files) };
+  const document = await fetchTarget(name, tufJsClient, request, timeoutMs);
+  return trustRootFromJSON(document, { name, origin: 'repository', ...clockOption(options) });
 }
 
 function clockOption(options: TufLoadOptions): { clock?: () => Date } {
@@ -158,7 +116,7 @@ async function fetchTarget(
   try {
     return await Promise.race([client(request), deadline]);
   } catch (error) {
-    const where = request.cacheDir === undefined ? `from ${request.mirror}` : 'from mirrorFS';
+    const where = request.files === undefined ? `from ${request.mirror}` : 'from mirrorFS';
     throw new TrustRootError('TRUST_ROOT_UNAVAILABLE', name, `cannot load ${request.target} ${where}`, {
       cause: error,
     });
@@ -180,62 +138,4 @@ function unpackMirror(name: string, mirrorFS: string): Map<string, Buffer> {
   const stripped = new Map<string, Buffer>();
   for (const [path, data] of files) stripped.set(path.replace(/^repository\//, ''), data);
   return stripped;
-}
-
-interface CacheSeed {
-  readonly root: Buffer;
-  readonly files: ReadonlyMap<string, Buffer>;
-  readonly target: string;
-}
-
-const METADATA = /^(?:(\d+)\.)?([^/]+)\.json$/;
-
-/**
- * Writes the layout @sigstore/tuf's cache has: `root.json` (the TrustRoot's root, the only one
- * trusted), the newest version of every other role, and `targets/<name>`. Nothing here is
- * trusted: @sigstore/tuf verifies each file before use.
- */
-async function seedCache(name: string, dir: string, seed: CacheSeed): Promise<void> {
-  const rootVersion = versionOf(seed.root);
-  const newest = new Map<string, { version: number; data: Buffer }>();
-  for (const [path, data] of seed.files) {
-    const match = METADATA.exec(path);
-    if (match === null) continue;
-    const version = match[1] === undefined ? 0 : Number(match[1]);
-    const role = String(match[2]);
-    if (role === 'root') {
-      if (version > rootVersion) {
-        throw new TrustRootError(
-          'TRUST_ROOT_UNSUPPORTED',
-          name,
-          `mirrorFS holds ${path}, newer than the given root (version ${rootVersion}): root rotation inside mirrorFS is not supported yet; give the newest root as spec.repository.root`,
-        );
-      }
-      continue;
-    }
-    const known = newest.get(role);
-    if (known === undefined || version >= known.version) newest.set(role, { version, data });
-  }
-  await mkdir(join(dir, 'targets'), { recursive: true });
-  await writeFile(join(dir, 'root.json'), seed.root);
-  for (const [role, { data }] of newest) await writeFile(join(dir, `${encodeURIComponent(role)}.json`), data);
-  const target = targetFile(seed.files, seed.target);
-  if (target !== undefined) await writeFile(join(dir, 'targets', encodeURIComponent(seed.target)), target);
-}
-
-/** The version of a root `initialRoot` accepted. */
-function versionOf(root: Buffer): number {
-  return (JSON.parse(root.toString('utf8')) as { signed: { version: number } }).signed.version;
-}
-
-/** `targets/<name>`, or with consistent snapshots `targets/<sha256>.<name>` whose content has that hash. */
-function targetFile(files: ReadonlyMap<string, Buffer>, target: string): Buffer | undefined {
-  const plain = files.get(`targets/${target}`);
-  if (plain !== undefined) return plain;
-  for (const [path, data] of files) {
-    if (!path.startsWith('targets/') || !path.endsWith(`.${target}`)) continue;
-    const prefix = path.slice('targets/'.length, -(target.length + 1));
-    if (prefix === sha256Hex(data)) return data;
-  }
-  return undefined;
 }

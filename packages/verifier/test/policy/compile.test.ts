@@ -82,12 +82,22 @@ describe('policies Signet refuses at compile time', () => {
     );
   });
 
-  it('refuse KMS keys', async () => {
-    const error = await compileError({ key: { kms: 'awskms:///arn:aws:kms:us-east-1:1:key/x' } });
+  it("refuse a secretRef to a namespace other than the webhook's, as policy-controller does", async () => {
+    const error = await compileError({ key: { secretRef: { name: 'k', namespace: 'other' } } });
+    expect(error.code).toBe('INVALID_AUTHORITY');
+    expect(error.path).toBe('spec.authorities[0].key.secretRef.namespace');
+    expect(error.message).toContain('must be the webhook\'s namespace "cosign-system"');
+  });
+
+  it('refuse KMS keys when no KMS key source is configured, and KMS CA certificates always', async () => {
+    const error = await compileError({ key: { kms: 'hashivault://release' } });
     expect(error.code).toBe('UNSUPPORTED_KMS');
     expect(error.message).toContain(
-      'spec.authorities[0].key (authority "authority-0"): KMS keys are not supported yet',
+      'spec.authorities[0].key.kms (authority "authority-0"): no KMS key source is configured',
     );
+    const caCert = await compileError({ keyless: { ...keyless, 'ca-cert': { kms: 'hashivault://ca' } } });
+    expect(caCert.code).toBe('UNSUPPORTED_KMS');
+    expect(caCert.message).toContain('a KMS holds keys, not certificates');
   });
 
   it('refuse keys, certificates, expressions and sources that do not parse', async () => {
@@ -197,7 +207,7 @@ describe('compiled authorities', () => {
   it('leave an authority whose Secret is missing unavailable, without failing the policy', async () => {
     const missing = await compileOne(
       { key: { secretRef: { name: 'gone', namespace: 'ns' } } },
-      { lookupSecret: () => undefined },
+      { lookupSecret: () => undefined, systemNamespace: 'ns' },
     );
     expect(missing).toMatchObject({
       type: 'key',
@@ -292,7 +302,6 @@ describe('compiled authorities', () => {
           tagPrefix: 'v1-',
           signaturePullSecrets: [{ name: 'pull' }, { name: '' }],
         },
-        {},
       ],
     });
     expect(compiled.sources).toEqual([
@@ -301,6 +310,9 @@ describe('compiled authorities', () => {
         tagPrefix: 'v1-',
         signaturePullSecrets: ['pull'],
       },
+    ]);
+    const empty = await compileOne({ key: { data: KEY_PEM }, source: [{}] });
+    expect(empty.sources).toEqual([
       { signatureRepository: undefined, tagPrefix: undefined, signaturePullSecrets: [] },
     ]);
   });
@@ -438,7 +450,7 @@ describe('the threshold rules', () => {
     });
   });
 
-  it('require for keyless an SCT and a log entry, or a TSA timestamp instead, or both', () => {
+  it('require for keyless an SCT and a log entry, or a TSA timestamp instead (also with ctlog, as upstream)', () => {
     expect(rules({ keyless })).toEqual({ tlog: true, timestampAuthority: false, sct: true });
     expect(rules({ keyless: { ...keyless, insecureIgnoreSCT: true } })).toEqual({
       tlog: true,
@@ -451,9 +463,14 @@ describe('the threshold rules', () => {
       sct: true,
     });
     expect(rules({ keyless, rfc3161timestamp: {}, ctlog: {} })).toEqual({
-      tlog: true,
+      tlog: false,
       timestampAuthority: true,
       sct: true,
+    });
+    expect(rules({ key: { data: KEY_PEM }, rfc3161timestamp: {}, ctlog: {} })).toEqual({
+      tlog: false,
+      timestampAuthority: true,
+      sct: false,
     });
   });
 });

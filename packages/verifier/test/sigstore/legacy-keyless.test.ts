@@ -255,6 +255,22 @@ describe('keyless legacy signatures', () => {
     expect(error.code).toBe('TIMESTAMP_ERROR');
   });
 
+  it('check a timestamp the signature carries even when the authority does not ask for one', async () => {
+    const payload = simpleSigningPayload();
+    const signature = signBytes(signer, payload);
+    const entry = await logEntry(infra.tlog, hashedRekordBody(payload, signature, signer.certificatePem));
+    // A token over other bytes: the log entry alone would pass, the invalid timestamp must not.
+    const invalid = legacySignature(payload, signature, {
+      certificatePem: signer.certificatePem,
+      set: setAnnotation(entry),
+      rfc3161: await timestampToken(infra.tsa, Buffer.from('other signature')),
+    });
+    expect(rejection(invalid, keylessCheck([IDENTITY], trust())).code).toBe('TIMESTAMP_ERROR');
+    // A valid one is accepted under the default (log-entry) requirements.
+    const valid = await keylessSignature({ tsa: true });
+    expect(verified(valid, keylessCheck([IDENTITY], trust())).signer.type).toBe('keyless');
+  });
+
   it('reject a signature without certificate for a keyless authority', async () => {
     const payload = simpleSigningPayload();
     const artifact = legacySignature(payload, signBytes(signer, payload));

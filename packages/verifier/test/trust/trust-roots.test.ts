@@ -115,6 +115,28 @@ describe('TrustedRoot JSON', () => {
   });
 });
 
+describe('log keys without a validity start', () => {
+  it('are refused, naming the log', async () => {
+    const infra = await makeInfra();
+    const document = structuredClone(infra.trustedRootJSON) as {
+      tlogs: { baseUrl?: string; publicKey: { validFor?: unknown } }[];
+      ctlogs: { baseUrl?: string; publicKey: { validFor?: unknown } }[];
+    };
+    const tlog = document.tlogs[0];
+    if (tlog === undefined) throw new Error('no tlog');
+    delete tlog.publicKey.validFor;
+    expect(() => trustRootFromJSON(document, { name: 'x' })).toThrow(
+      /TrustRoot "x": tlogs\[0\] \(https:\/\/rekor\.mock\.test\): the public key has no validFor\.start/,
+    );
+    const ctOnly = structuredClone(infra.trustedRootJSON) as typeof document;
+    const ctlog = ctOnly.ctlogs[0];
+    if (ctlog === undefined) throw new Error('no ctlog');
+    delete ctlog.baseUrl;
+    ctlog.publicKey.validFor = {};
+    expect(() => trustRootFromJSON(ctOnly, { name: 'y' })).toThrow(/ctlogs\[0\] \(no baseUrl\)/);
+  });
+});
+
 describe('the sigstoreKeys form', () => {
   it('builds a trust root that verifies a keyless signature with SCT, SET and timestamp', async () => {
     const root = await compileTrustRoot(trustRootObject('inline', sigstoreKeysFor(infra)), {

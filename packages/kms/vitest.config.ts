@@ -1,0 +1,14 @@
+import { mergeConfig } from 'vitest/config';
+import { signetTestConfig } from '../../vitest.shared.ts';
+
+export default mergeConfig(
+  signetTestConfig({
+    testTimeout: 30_000,
+    // The real-KMS files build Vault and cosign, and install moto, on a cold machine.
+    hookTimeout: 1_800_000,
+    // Error paths of the cloud SDK providers are only partly reached by the real-server tests.
+    coverage: { lines: 90, functions: 95, statements: 85, branches: 65 },
+    coverageExclude: ['src/**/index.ts'],
+  }),
+  { test: { server: { deps: { external: [/\/packages\/[^/]+\/dist\//] } } } },
+);

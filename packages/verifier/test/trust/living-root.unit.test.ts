@@ -1,0 +1,135 @@
+// Living roots and the TUF client with injected clients and files: deadlines, malformed targets,
+// bounds and HTTP answers a real mirror rarely gives.
+import { describe, expect, it } from 'vitest';
+import { trustRootResolver } from '../../src/trust/compile.js';
+import { LivingTrustRoot } from '../../src/trust/living-root.js';
+import { livingPublicGoodRoot } from '../../src/trust/public-good.js';
+import { RemoteTrustRoots } from '../../src/trust/remote-roots.js';
+import { httpFiles, memoryFiles, TufFileMissing } from '../../src/trust/tuf-client.js';
+import { makeInfra } from '../support/fixtures.js';
+
+const root = Buffer.from('{"signed":{"_type":"root","version":1}}');
+
+describe('LivingTrustRoot with an injected client', () => {
+  it('gives up at its deadline and reports a malformed target as a failure', async () => {
+    const slow = new LivingTrustRoot({
+      name: 'slow',
+      origin: 'remote',
+      mirror: 'http://mirror.invalid',
+      root,
+      timeoutMs: 20,
+      client: () => new Promise(() => undefined),
+    });
+    expect(await slow.refresh()).toBe(false);
+    expect(slow.lastError?.cause).toMatchObject({ message: 'no answer within 20 ms' });
+    const events: string[] = [];
+    const junk = new LivingTrustRoot({
+      name: 'junk',
+      origin: 'remote',
+      mirror: 'http://mirror.invalid',
+      root,
+      client: async () => 'not json',
+      clock: () => new Date(0),
+      onEvent: (event) => events.push(event.kind),
+    });
+    expect(await junk.refresh()).toBe(false);
+    expect(junk.lastError?.code).toBe('TRUST_ROOT_INVALID');
+    expect(events).toEqual(['failed']);
+    expect(await junk.loadCache()).toBe(false);
+  });
+
+  it('wraps what a client throws that is not a TrustRootError', async () => {
+    const infra = await makeInfra();
+    const living = new LivingTrustRoot({
+      name: 'x',
+      origin: 'remote',
+      mirror: 'http://mirror.invalid',
+      root,
+      clock: () => new Date(0),
+      client: async () => JSON.stringify(infra.trustedRootJSON),
+    });
+    expect(await living.refresh()).toBe(true);
+    expect(living.current?.loadedAt).toEqual(new Date(0));
+  });
+});
+
+describe('RemoteTrustRoots bounds', () => {
+  it('keeps at most maxRoots, the newest', async () => {
+    const infra = await makeInfra();
+    let calls = 0;
+    const roots = new RemoteTrustRoots({
+      maxRoots: 1,
+      client: async () => {
+        calls += 1;
+        return JSON.stringify(infra.trustedRootJSON);
+      },
+    });
+    const spec = (name: string) => ({
+      name,
+      remote: { mirror: 'http://m', root: root.toString('base64') },
+      mirror: 'http://m',
+      root,
+      target: 'trusted_root.json',
+    });
+    await roots.load(spec('a'));
+    await roots.load(spec('b'));
+    await roots.load(spec('a'));
+    expect(calls).toBe(3);
+    // A first refresh that fails is tried once more before the load gives up.
+    let attempts = 0;
+    const flaky = new RemoteTrustRoots({
+      client: async () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('down for a moment');
+        return JSON.stringify(infra.trustedRootJSON);
+      },
+    });
+    expect((await flaky.load(spec('d'))).name).toBe('d');
+    expect(attempts).toBe(2);
+    const failing = new RemoteTrustRoots({ client: async () => Promise.reject(new Error('down')) });
+    await expect(failing.load(spec('c'))).rejects.toMatchObject({ code: 'TRUST_ROOT_UNAVAILABLE' });
+  });
+});
+
+describe('TUF file sources', () => {
+  const respond = (status: number, body: string, headers: Record<string, string> = {}) =>
+    (async () => new Response(body, { status, headers })) as typeof fetch;
+
+  it('read HTTP answers: missing, failed, too large', async () => {
+    const signal = AbortSignal.timeout(1_000);
+    await expect(httpFiles(respond(404, ''))('http://m/2.root.json', 10, signal)).rejects.toBeInstanceOf(
+      TufFileMissing,
+    );
+    await expect(httpFiles(respond(500, 'oops'))('http://m/x', 10, signal)).rejects.toThrow('answered 500');
+    await expect(
+      httpFiles(respond(200, 'x', { 'content-length': '99' }))('http://m/x', 10, signal),
+    ).rejects.toThrow('is 99 bytes');
+    await expect(httpFiles(respond(200, 'x'.repeat(20)))('http://m/x', 10, signal)).rejects.toThrow(
+      'more than 10 bytes',
+    );
+    expect((await httpFiles(respond(200, 'ok'))('http://m/x', 10, signal)).toString()).toBe('ok');
+  });
+
+  it('read a repository in memory, refusing what is too large', async () => {
+    const files = memoryFiles('memory://r/', new Map([['timestamp.json', Buffer.from('{}')]]));
+    const signal = AbortSignal.timeout(1_000);
+    expect((await files('memory://r/timestamp.json', 10, signal)).toString()).toBe('{}');
+    await expect(files('memory://r/timestamp.json', 1, signal)).rejects.toThrow('more than 1 bytes');
+    await expect(files('memory://other/timestamp.json', 10, signal)).rejects.toBeInstanceOf(TufFileMissing);
+  });
+});
+
+describe('the default root', () => {
+  it('is unavailable before any fetch when a custom root has no fallback', async () => {
+    const living = await livingPublicGoodRoot({ mirror: 'http://mirror.invalid', root });
+    await expect(trustRootResolver([], { defaultRoot: living })(undefined)).rejects.toThrow(
+      'no trust root has been fetched from the TUF mirror yet',
+    );
+  });
+
+  it('serves a given fallback', async () => {
+    const infra = await makeInfra();
+    const living = await livingPublicGoodRoot({ root, fallback: infra.trustRoot });
+    expect((await trustRootResolver([], { defaultRoot: living })(undefined)).name).toBe('mock');
+  });
+});
