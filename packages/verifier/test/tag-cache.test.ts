@@ -40,3 +40,18 @@ describe('TagCache', () => {
     expect(calls).toBe(6);
   });
 });
+
+describe('TagCache replacing an entry', () => {
+  it('keeps a newer resolution when an older one, still in flight, fails', async () => {
+    let now = 0;
+    const cache = new TagCache({ ttlMs: 100, now: () => now });
+    let fail: (error: Error) => void = () => undefined;
+    const old = cache.get('r/a:v1', () => new Promise<string>((_, reject) => (fail = reject)));
+    now = 200;
+    const fresh = cache.get('r/a:v1', () => Promise.resolve('sha256:new'));
+    fail(new Error('late failure'));
+    await expect(old.digest).rejects.toThrow('late failure');
+    expect(await fresh.digest).toBe('sha256:new');
+    expect(await cache.get('r/a:v1', () => Promise.resolve('sha256:other')).digest).toBe('sha256:new');
+  });
+});

@@ -185,12 +185,13 @@ export function consideredCount(
 }
 
 function nothingFound(noun: string, elsewhere: OtherFormat | undefined): string {
-  if (elsewhere === undefined || elsewhere.count === 0) return `no ${noun} found`;
+  if (elsewhere === undefined) return `no ${noun} found`;
   const n = elsewhere.count;
+  const s = n === 1 ? '' : 's';
   if (elsewhere.format === 'legacy') {
-    return `no ${noun} found as a Sigstore bundle (signatureFormat: bundle); the image has ${n} legacy ${noun}${n === 1 ? '' : 's'} (the .sig/.att tags), which this authority does not read`;
+    return `no ${noun} found as a Sigstore bundle (signatureFormat: bundle); the image has ${n} legacy ${noun}${s} (the .sig/.att tags), which this authority does not read`;
   }
-  return `no ${noun} found in the legacy .sig/.att tags; the image has ${n} Sigstore bundle${n === 1 ? '' : 's'} (what cosign 3 writes by default), which count only with signatureFormat: bundle`;
+  return `no ${noun} found in the legacy .sig/.att tags; the image has ${n} Sigstore bundle${s} (what cosign 3 writes by default), which count only with signatureFormat: bundle`;
 }
 
 function noValid(

@@ -5,7 +5,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FoundArtifact } from '../../src/artifacts.js';
 import { type CompiledAuthorities, compileAuthorities } from '../../src/policy/compile.js';
 import type { AuthorityCheck } from '../../src/policy/results.js';
-import { discoveryRequests, verifyAuthority } from '../../src/policy/verify-authority.js';
+import {
+  consideredCount,
+  discoveryRequests,
+  inOtherFormat,
+  verifyAuthority,
+} from '../../src/policy/verify-authority.js';
 import { type PolicyCheck, verifyPolicy } from '../../src/policy/verify-policy.js';
 import { COSIGN_SIGN_PREDICATE_TYPE } from '../../src/sigstore/payload.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
@@ -596,5 +601,21 @@ describe('bundles for keyless authorities end to end', () => {
       [bundle],
     );
     expect(check).toMatchObject({ passed: true, signer: { subject: WORKFLOW } });
+  });
+});
+
+describe('what the other format holds', () => {
+  it('says how many signatures or attestations the image has in the format the authority does not read', async () => {
+    const [authority] = (await compile([{ key: { data: RELEASE_PEM } }])).authorities;
+    if (authority === undefined || authority.type === 'static') throw new Error('unreachable');
+    const reason = async (elsewhere: { format: 'legacy' | 'bundle'; count: number } | undefined) => {
+      const check = await verifyAuthority(authority, DIGEST, [], elsewhere);
+      return check.passed ? '' : check.failure.reason;
+    };
+    expect(await reason(undefined)).toBe('no signature found');
+    expect(await reason({ format: 'bundle', count: 2 })).toMatch(/the image has 2 Sigstore bundles \(/);
+    expect(await reason({ format: 'legacy', count: 3 })).toMatch(/the image has 3 legacy signatures \(/);
+    expect(consideredCount(inOtherFormat(authority), [keyedSignature()])).toBe(0);
+    expect(consideredCount(authority, [keyedSignature()])).toBe(1);
   });
 });
