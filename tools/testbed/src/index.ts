@@ -7,6 +7,13 @@ export {
   createCosign,
   type SignatureFormat,
 } from './cosign.js';
+export {
+  type DockerEngine,
+  dockerProblem,
+  type StartDockerOptions,
+  startDockerEngine,
+  stopDockerEngine,
+} from './docker-engine.js';
 export { TestbedError, type TestbedErrorCode, tailLines } from './errors.js';
 export { type RunOptions, type RunResult, runCommand } from './exec.js';
 export {
@@ -53,10 +60,12 @@ export { type TarEntry, tarArchive } from './tar.js';
 export { createPrivateCa, type PrivateCa } from './tls.js';
 export {
   cacheRoot,
+  DEFAULT_TOOL_NAMES,
   type EnsureToolsOptions,
   ensureTools,
   GO_MODULES_DIR,
   isToolName,
+  KIND_TOOL_NAMES,
   TOOL_NAMES,
   TOOL_TABLE,
   type ToolName,
