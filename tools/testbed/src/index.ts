@@ -29,6 +29,20 @@ export { writeHtpasswd } from './htpasswd.js';
 export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
 export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
 export {
+  buildComponentImage,
+  type ComponentImage,
+  importDirectory,
+} from './images/component-images.js';
+export { buildDebianRootfs, hostAptSources, hostSuite, type RootfsOptions } from './images/debian-rootfs.js';
+export { Docker } from './images/docker.js';
+export {
+  ensureKindNodeImage,
+  KIND_IMAGE_NAMES,
+  type KindNodeImage,
+  type KindNodeImageOptions,
+  kindModuleDir,
+} from './images/kind-node-image.js';
+export {
   createRunDir,
   type ExitInfo,
   freePort,
