@@ -42,6 +42,7 @@ export {
   type KindNodeImageOptions,
   kindModuleDir,
 } from './images/kind-node-image.js';
+export { type RegistryContainer, startRegistryContainer } from './images/registry-container.js';
 export {
   createRunDir,
   type ExitInfo,
@@ -70,6 +71,12 @@ export {
   type StartRegistryOptions,
   startRegistry,
 } from './registry.js';
+export {
+  DEFAULT_BUSYBOX,
+  pushRunnableImage,
+  RUNNABLE_IMAGE_ENTRYPOINT,
+  type RunnablePushOptions,
+} from './runnable-image.js';
 export { type TarEntry, tarArchive } from './tar.js';
 export { createPrivateCa, type PrivateCa } from './tls.js';
 export {
