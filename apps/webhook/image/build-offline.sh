@@ -6,6 +6,9 @@
 # from the machine's apt sources, Node is the pinned npm `node` package's binary. With Docker Hub
 # access, `docker build -f apps/webhook/Dockerfile .` builds the same layout from node:26-slim.
 set -euo pipefail
+# pnpm treats a NODE_ENV it did not install with (a test runner's NODE_ENV=test) as a reason to
+# re-install the workspace, dropping its devDependencies: run its commands without one.
+unset NODE_ENV
 tag=${1:-signet:dev}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)

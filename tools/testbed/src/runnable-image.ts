@@ -25,8 +25,21 @@ export interface RunnablePushOptions extends PushOptions {
   readonly busybox?: string;
 }
 
-/** The busybox layer (`bin/busybox`, `bin/sh`, `bin/sleep`), made once per work directory. */
-async function busyboxLayer(workDir: string, busybox: string): Promise<string> {
+const layers = new Map<string, Promise<string>>();
+
+/** The busybox layer (`bin/busybox`, `bin/sh`, `bin/sleep`, ...), made once per work directory. */
+function busyboxLayer(workDir: string, busybox: string): Promise<string> {
+  const key = `${workDir}\0${busybox}`;
+  let layer = layers.get(key);
+  if (!layer) {
+    layer = makeBusyboxLayer(workDir, busybox);
+    layers.set(key, layer);
+    layer.catch(() => layers.delete(key));
+  }
+  return layer;
+}
+
+async function makeBusyboxLayer(workDir: string, busybox: string): Promise<string> {
   const layer = join(workDir, 'busybox-layer.tar');
   if (existsSync(layer)) return layer;
   if (!existsSync(busybox)) {
