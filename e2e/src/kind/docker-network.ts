@@ -1,4 +1,4 @@
-import type { Docker } from '@signet/testbed';
+import { type Docker, runCommand } from '@signet/testbed';
 
 /** A Docker bridge network for one kind cluster, with a configured IPv4 subnet. */
 export interface KindNetwork {
@@ -9,6 +9,8 @@ export interface KindNetwork {
   readonly gateway: string;
   /** A fixed address in the subnet, kept free of the nodes' addresses, for the registry container. */
   readonly registryIp: string;
+  /** The host's bridge interface of the network. */
+  readonly bridge: string;
 }
 
 interface IpamConfig {
@@ -51,14 +53,70 @@ export async function createKindNetwork(docker: Docker, name: string): Promise<K
     config.Subnet,
     '--gateway',
     config.Gateway,
-    // As kind creates its network: Pods reach other networks through the node's address.
     '--opt',
-    'com.docker.network.bridge.enable_ip_masquerade=true',
+    `com.docker.network.bridge.name=${name.slice(0, 15)}`,
     name,
   ]);
-  return { name, subnet: config.Subnet, gateway: config.Gateway, registryIp: addressAt(config.Subnet, 200) };
+  const network = {
+    name,
+    subnet: config.Subnet,
+    gateway: config.Gateway,
+    registryIp: addressAt(config.Subnet, 200),
+    bridge: name.slice(0, 15),
+  };
+  try {
+    await confineNetwork(network, 'insert');
+  } catch (error) {
+    await docker.run(['network', 'rm', name]).catch(() => undefined);
+    throw error;
+  }
+  return network;
 }
 
-export async function removeKindNetwork(docker: Docker, name: string): Promise<void> {
-  await docker.run(['network', 'rm', name]).catch(() => undefined);
+/** The host firewall rule that keeps the cluster's traffic on this machine (see `confineNetwork`). */
+function confinementRule(network: Pick<KindNetwork, 'bridge' | 'subnet'>): string[] {
+  return [
+    'DOCKER-USER',
+    '--in-interface',
+    network.bridge,
+    '!',
+    '--destination',
+    network.subnet,
+    '--match',
+    'comment',
+    '--comment',
+    `signet-e2e: keep ${network.bridge} local`,
+    '--jump',
+    'DROP',
+  ];
+}
+
+/**
+ * Drops whatever the cluster would forward off its own network (Docker's DOCKER-USER chain is
+ * meant for such rules). A kind node sends a packet for an address it has no route to (a Service
+ * IP in a gap of kube-proxy's rules, the IP of a Pod that just ended) to its default gateway, the
+ * host, which would forward it off the machine: these machines must never send test traffic to
+ * other addresses. The host itself (the naive webhook on the gateway address) stays reachable.
+ */
+async function confineNetwork(
+  network: Pick<KindNetwork, 'bridge' | 'subnet'>,
+  how: 'insert' | 'delete',
+): Promise<void> {
+  const rule = confinementRule(network);
+  try {
+    await runCommand('iptables', [how === 'insert' ? '--insert' : '--delete', ...rule], {
+      timeoutMs: 30_000,
+    });
+  } catch (error) {
+    if (how === 'delete') return;
+    throw new Error(
+      `cannot add the firewall rule that keeps kind's traffic on this machine (iptables ${rule.join(' ')}; needs root and Docker's DOCKER-USER chain): ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+export async function removeKindNetwork(docker: Docker, network: KindNetwork): Promise<void> {
+  await docker.run(['network', 'rm', network.name]).catch(() => undefined);
+  await confineNetwork(network, 'delete');
 }

@@ -122,7 +122,7 @@ export async function startKindCluster(options: StartKindOptions = {}): Promise<
     await group.stopAll();
     await kind(['delete', 'cluster', '--name', name], 120_000).catch(() => undefined);
     await registry?.remove();
-    await removeKindNetwork(docker, network.name);
+    await removeKindNetwork(docker, network);
   };
   try {
     const configFile = join(runDir, 'kind.yaml');

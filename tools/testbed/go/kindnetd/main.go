@@ -4,7 +4,8 @@
 //   - writes the CNI configuration for the node's Pod CIDR: ptp veth pairs with host-local
 //     addresses, masquerading traffic that leaves the node's Pod CIDR, and portmap;
 //   - keeps a route to every other node's Pod CIDR through that node's InternalIP, so Pods
-//     (and the API server, for webhooks) reach Pods on other nodes.
+//     (and the API server, for webhooks) reach Pods on other nodes, and marks the addresses of
+//     its own Pod CIDR that no Pod has unreachable.
 //
 // It re-reads the Node objects every few seconds: a kind cluster has a handful of nodes.
 package main
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -78,6 +80,9 @@ func sync(client kubernetes.Interface, nodeName string) error {
 			if err := writeCNIConfig(cidrs); err != nil {
 				return err
 			}
+			if err := unreachableOwnCIDR(cidrs); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := routeToNode(node, cidrs); err != nil {
@@ -129,6 +134,28 @@ func routeToNode(node *corev1.Node, cidrs []string) error {
 			return fmt.Errorf("route %s via %s (node %s): %w", cidr, gateway, node.Name, err)
 		}
 		log.Printf("route %s via %s (node %s)", cidr, gateway, node.Name)
+	}
+	return nil
+}
+
+// unreachableOwnCIDR answers packets for addresses of this node's Pod CIDR that no Pod has (a Pod
+// that just ended) with "unreachable" instead of sending them to the default gateway, off the
+// cluster. Each Pod's own /32 route (added by ptp) is more specific and wins.
+func unreachableOwnCIDR(cidrs []string) error {
+	for _, cidr := range cidrs {
+		_, destination, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return fmt.Errorf("own Pod CIDR %q: %w", cidr, err)
+		}
+		route := &netlink.Route{Dst: destination, Type: unix.RTN_UNREACHABLE}
+		existing, err := netlink.RouteListFiltered(netlink.FAMILY_ALL, route, netlink.RT_FILTER_DST|netlink.RT_FILTER_TYPE)
+		if err == nil && len(existing) > 0 {
+			continue
+		}
+		if err := netlink.RouteReplace(route); err != nil {
+			return fmt.Errorf("unreachable route for %s: %w", cidr, err)
+		}
+		log.Printf("route unreachable %s (addresses of this node no Pod has)", cidr)
 	}
 	return nil
 }
