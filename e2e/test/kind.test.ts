@@ -356,8 +356,11 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
         expect(failures.map((f) => `${f.pod}: ${f.error}`)).toEqual([]);
         expect(attempts.length).toBeGreaterThanOrEqual(10);
       }
-      const after = await deployed().pods();
-      expect(after.filter((pod) => before.includes(pod))).toEqual([]);
+      // The replaced Pods finish their preStop sleep and drain period, then are gone.
+      await poll('the replaced Signet Pods to be gone', 90_000, async () => {
+        const left = (await deployed().pods()).filter((pod) => before.includes(pod));
+        return left.length === 0 ? true : `still there: ${left.join(', ')}`;
+      });
     });
 
     it("drains the node of a Signet replica with the chart's PodDisruptionBudget: no admission fails", async () => {
@@ -386,7 +389,8 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
       let drain: Awaited<ReturnType<KindCluster['kubectl']>>;
       try {
         drain = await kind().kubectl(
-          ['drain', target, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=240s'],
+          // --force: the probe's Pods are bare Pods (no controller) by design.
+          ['drain', target, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=240s'],
           { timeoutMs: 250_000 },
         );
         must(

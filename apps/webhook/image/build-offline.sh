@@ -48,7 +48,14 @@ cp "$node_binary" "$context/node"
 
 step "app: build @signet/webhook and pnpm deploy --prod"
 (cd "$repo" && pnpm exec turbo run build --filter=@signet/webhook... --output-logs=errors-only >/dev/null)
+# pnpm 12's deploy overwrites the workspace's install state (node_modules/.pnpm-workspace-state-v1.json)
+# with the deployed project's: the next `pnpm exec` would then re-install the workspace without its
+# devDependencies. Keep the workspace's own state.
+state="$repo/node_modules/.pnpm-workspace-state-v1.json"
+[ -f "$state" ] && cp "$state" "$context/workspace-state.json"
 (cd "$repo" && pnpm --filter @signet/webhook deploy --prod --legacy "$context/app" >/dev/null)
+[ -f "$context/workspace-state.json" ] && cp "$context/workspace-state.json" "$state"
+rm -f "$context/workspace-state.json"
 
 step "docker build -t $tag (Dockerfile.offline, FROM scratch)"
 DOCKER_BUILDKIT=0 docker build --quiet --network none --tag "$tag" --file "$here/Dockerfile.offline" "$context" >/dev/null

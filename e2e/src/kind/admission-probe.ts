@@ -9,7 +9,7 @@ export interface ProbeAttempt {
 }
 
 export interface AdmissionProbe {
-  /** Stops creating Pods and resolves with every attempt, after the last one finished. */
+  /** Stops creating Pods and resolves with every attempt once the last one and every delete finished. */
   stop(): Promise<readonly ProbeAttempt[]>;
 }
 
@@ -29,6 +29,7 @@ export function startAdmissionProbe(
   },
 ): AdmissionProbe {
   const attempts: ProbeAttempt[] = [];
+  const deletions: Promise<unknown>[] = [];
   const interval = options.intervalMs ?? 1_000;
   let running = true;
   let count = 0;
@@ -49,7 +50,9 @@ export function startAdmissionProbe(
       });
       attempts.push({ pod, at: started, ok: result.exitCode === 0, error: result.stderr.trim() });
       if (result.exitCode === 0) {
-        void cluster.kubectl(['delete', 'pod', pod, '--namespace', options.namespace, '--wait=false']);
+        deletions.push(
+          cluster.kubectl(['delete', 'pod', pod, '--namespace', options.namespace, '--wait=false']),
+        );
       }
       const wait = interval - (Date.now() - started);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -59,6 +62,7 @@ export function startAdmissionProbe(
     stop: async () => {
       running = false;
       await loop;
+      await Promise.allSettled(deletions);
       return attempts;
     },
   };
