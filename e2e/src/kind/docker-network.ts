@@ -74,14 +74,16 @@ export async function createKindNetwork(docker: Docker, name: string): Promise<K
 }
 
 /** The host firewall rule that keeps the cluster's traffic on this machine (see `confineNetwork`). */
-function confinementRule(network: Pick<KindNetwork, 'bridge' | 'subnet'>): string[] {
+function confinementRule(network: Pick<KindNetwork, 'bridge'>): string[] {
+  // By interface, not by address: node-to-node Pod traffic (addressed to a Pod IP, outside the
+  // subnet) is bridged between the nodes and, with br_netfilter loaded, passes FORWARD too.
   return [
     'DOCKER-USER',
     '--in-interface',
     network.bridge,
     '!',
-    '--destination',
-    network.subnet,
+    '--out-interface',
+    network.bridge,
     '--match',
     'comment',
     '--comment',
@@ -92,8 +94,9 @@ function confinementRule(network: Pick<KindNetwork, 'bridge' | 'subnet'>): strin
 }
 
 /**
- * Drops whatever the cluster would forward off its own network (Docker's DOCKER-USER chain is
- * meant for such rules). A kind node sends a packet for an address it has no route to (a Service
+ * Drops whatever the cluster would forward off its own network, as Docker does for an internal
+ * network (which kind cannot use: it publishes the API server's port). DOCKER-USER is the chain
+ * Docker leaves to such rules. A kind node sends a packet for an address it has no route to (a Service
  * IP in a gap of kube-proxy's rules, the IP of a Pod that just ended) to its default gateway, the
  * host, which would forward it off the machine: these machines must never send test traffic to
  * other addresses. The host itself (the naive webhook on the gateway address) stays reachable.
