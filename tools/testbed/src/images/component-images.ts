@@ -15,8 +15,6 @@ export interface ComponentImage {
   readonly files: ReadonlyArray<{ readonly from: string; readonly to: string }>;
   /** Debian packages extracted under the binary (distroless-style: nothing installed, nothing run). */
   readonly debianPackages?: readonly string[];
-  /** Symbolic links to create (path -> target), e.g. what `update-alternatives` would have made. */
-  readonly links?: Readonly<Record<string, string>>;
   readonly changes?: readonly string[];
 }
 
@@ -54,10 +52,6 @@ export async function buildComponentImage(
       await mkdir(join(root, file.to, '..'), { recursive: true });
       await copyFile(file.from, join(root, file.to));
       await chmod(join(root, file.to), 0o755);
-    }
-    for (const [path, target] of Object.entries(image.links ?? {})) {
-      await rm(join(root, path), { force: true });
-      await runCommand('ln', ['-s', target, join(root, path)], { timeoutMs: 10_000 });
     }
     await importDirectory(docker, root, image.reference, image.changes ?? [], workDir);
   } finally {
