@@ -23,7 +23,7 @@ import {
   stat,
   writeFile,
 } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { runCommand } from '../exec.js';
 import { cacheRoot, ensureTools, GO_MODULES_DIR, toolSpec } from '../tools.js';
 import { buildComponentImage, type ComponentImage, importDirectory } from './component-images.js';
@@ -138,8 +138,21 @@ export async function ensureKindNodeImage(options: KindNodeImageOptions): Promis
   })) as NodeTools;
   const kindFiles = join(await kindModuleDir(env), 'images', 'base', 'files');
   const kubernetesVersion = toolSpec('kubelet').version;
+  // The tools by cache path relative to the cache (name, version, source digest), not by where the
+  // cache is: the same inputs give the same image on every machine.
+  const root = cacheRoot(env);
+  const toolKeys = Object.fromEntries(
+    Object.entries(tools).map(([name, path]) => [name, relative(root, path)]),
+  );
   const hash = createHash('sha256').update(
-    JSON.stringify({ RECIPE, tools, NODE_PACKAGES, suite: hostSuite(), KIND_IMAGE_NAMES, KINDNET_MANIFEST }),
+    JSON.stringify({
+      RECIPE,
+      toolKeys,
+      NODE_PACKAGES,
+      suite: hostSuite(),
+      KIND_IMAGE_NAMES,
+      KINDNET_MANIFEST,
+    }),
   );
   await digestTree(hash, kindFiles);
   const key = hash.digest('hex').slice(0, 12);
