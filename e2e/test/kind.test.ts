@@ -51,14 +51,14 @@ interface PodStatus {
 
 const digestOf = (reference: string) => reference.slice(reference.indexOf('@') + 1);
 
-describe.runIf(required && unavailable !== undefined)(
-  'kind suite (required: SIGNET_E2E_KIND=require)',
-  () => {
+// Defined only when it must fail, so a normal run does not count a skipped test for it.
+if (required && unavailable !== undefined) {
+  describe('kind suite (required: SIGNET_E2E_KIND=require)', () => {
     it('has a Docker engine that can run kind', () => {
       expect.fail(unavailable);
     });
-  },
-);
+  });
+}
 
 describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its image and chart', () => {
   let cluster: KindCluster | undefined;
