@@ -26,8 +26,6 @@ export {
   type ToolSpec,
 } from './go-build.js';
 export { writeHtpasswd } from './htpasswd.js';
-export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
-export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
 export {
   buildComponentImage,
   type ComponentImage,
@@ -43,6 +41,8 @@ export {
   kindModuleDir,
 } from './images/kind-node-image.js';
 export { type RegistryContainer, startRegistryContainer } from './images/registry-container.js';
+export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
+export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
 export {
   createRunDir,
   type ExitInfo,
