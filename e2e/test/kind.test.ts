@@ -295,16 +295,31 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
       );
       expect(replacement?.spec.containers[0]?.image).toBe(pinned);
       expect(replacement?.status.containerStatuses?.[0]?.imageID).toContain(digestOf(images.signed));
-      // The moved tag itself is now refused: it names the unsigned image.
-      const fresh = await kind().kubectl([
-        'run',
-        'by-tag',
-        '-n',
-        namespace,
-        `--image=${tagged}`,
-        '--restart=Never',
-      ]);
-      expect(deniedByWebhook(fresh), fresh.stderr).toBe(true);
+      // A new Pod by the moved tag: Signet reuses a tag's resolution for up to 30 s, so for a while
+      // it is pinned to the digest the tag had (signed) and admitted; then to the unsigned one, and
+      // denied. The unsigned image never runs.
+      let denied = false;
+      for (let attempt = 1; attempt <= 25 && !denied; attempt += 1) {
+        const name = `by-tag-${attempt}`;
+        const created = await kind().kubectl([
+          'run',
+          name,
+          '-n',
+          namespace,
+          `--image=${tagged}`,
+          '--restart=Never',
+        ]);
+        if (deniedByWebhook(created)) {
+          denied = true;
+          break;
+        }
+        must(created);
+        const pod = await kind().getJson<PodStatus>(['pod', name, '-n', namespace]);
+        expect(pod.spec.containers[0]?.image).toBe(pinned);
+        must(await kind().kubectl(['delete', 'pod', name, '-n', namespace, '--wait=false']));
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+      expect(denied, 'a new Pod by the tag that now names the unsigned image was never denied').toBe(true);
     });
 
     it('survives its own rolling restart while a workload rolls out and Pods are created: no admission fails', async () => {
