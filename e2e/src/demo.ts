@@ -1,13 +1,21 @@
 #!/usr/bin/env node
 // `pnpm demo` (or `pnpm demo --naive`): the stuck-rollout story on a real control plane, told for
 // someone new to Signet. It starts everything on 127.0.0.1, shows the commands and tables as the
-// rollout proceeds, and stops everything when done or on Ctrl-C.
+// rollout proceeds, and stops everything when done or on Ctrl-C. `--kind`: the same story in a
+// kind cluster (real nodes and containers, Signet from its image and chart; needs Docker).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cacheRoot, ensureTools, TOOL_NAMES, type ToolName } from '@signet/testbed';
 import { stringify } from 'yaml';
-import { type LocalCluster, startLocalCluster } from './cluster/index.js';
+import { startLocalCluster } from './cluster/index.js';
+import { startKindCluster } from './kind/kind-cluster.js';
+import { prepareKindTestImages } from './kind/kind-images.js';
+import { deployKindSignet } from './kind/kind-signet.js';
+import { freePortInRange } from './kind/ports.js';
+import { kindUnavailableReason } from './kind/preflight.js';
 import { startNaiveWebhook } from './naive-webhook.js';
+import type { KindCluster } from './providers/kind.js';
+import type { TestCluster } from './providers/test-cluster.js';
 import { createNamespace, installPolicyCrds } from './scenarios/kube.js';
 import { keyPolicy } from './scenarios/policies.js';
 import { INCLUDE_LABEL, type RolloutObservation, runRolloutScenario } from './scenarios/rollout.js';
@@ -42,11 +50,21 @@ interface Stoppable {
 
 async function main(): Promise<number> {
   const naive = process.argv.includes('--naive');
+  const kind = process.argv.includes('--kind');
   if (process.argv.some((arg) => arg === '--help' || arg === '-h')) {
     out(
-      'usage: pnpm demo [--naive]\n  --naive  run the scenario against a naive webhook (the bug), not Signet',
+      'usage: pnpm demo [--naive] [--kind]\n' +
+        '  --naive  run the scenario against a naive webhook (the bug), not Signet\n' +
+        '  --kind   in a kind cluster: real nodes and containers, Signet from its image and chart (needs Docker)',
     );
     return 0;
+  }
+  if (kind) {
+    const unavailable = await kindUnavailableReason();
+    if (unavailable) {
+      out(`pnpm demo --kind cannot run here: ${unavailable}`);
+      return 1;
+    }
   }
   const stoppers: Stoppable[] = [];
   let stopping: Promise<void> | undefined;
@@ -61,14 +79,21 @@ async function main(): Promise<number> {
     void stopAll().then(() => process.exit(130));
   });
   try {
-    intro(naive);
+    intro(naive, kind);
     await buildTools();
-    const cluster = await startCluster();
+    const cluster = kind ? await startKind() : await startCluster();
     stoppers.push(cluster);
-    const images = await pushImages(cluster);
+    const images = kind ? await pushKindImages(cluster as KindCluster) : await pushImages(cluster);
     const webhook = naive
-      ? await startNaive(cluster, images, stoppers)
-      : await startSignetWebhook(cluster, images, stoppers);
+      ? await startNaive(
+          cluster,
+          images,
+          stoppers,
+          kind ? (cluster as KindCluster).network.gateway : undefined,
+        )
+      : kind
+        ? await startKindSignet(cluster as KindCluster, images, stoppers)
+        : await startSignetWebhook(cluster, images, stoppers);
     const observed = await rollout(cluster, webhook, images, naive);
     await outcome(cluster, webhook, observed, naive);
     return observed.completed === !naive ? 0 : 1;
@@ -79,7 +104,7 @@ async function main(): Promise<number> {
   }
 }
 
-function intro(naive: boolean): void {
+function intro(naive: boolean, kind: boolean): void {
   out('Signet demo: a Deployment moves from an unsigned image to a signed one in an enforced namespace.');
   out('');
   out('kube-controller-manager rolls it out by scaling the NEW ReplicaSet up and the OLD one down.');
@@ -92,8 +117,70 @@ function intro(naive: boolean): void {
       ? 'This run: --naive, a webhook that verifies every UPDATE like policy-controller did. Expect it STUCK.'
       : 'This run: Signet. Expect the rollout to COMPLETE. (`pnpm demo --naive` shows the bug.)',
   );
+  if (kind) {
+    out('Everything runs in a kind cluster on this machine: two nodes (real kubelets, containerd, runc), a');
+    out('registry container on its network, runnable busybox images, cosign, and the webhook.');
+    return;
+  }
   out('Everything runs on 127.0.0.1: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,');
   out('kwok (fake nodes and kubelets: Pods run no containers), a registry, cosign and the webhook.');
+}
+
+async function startKind(): Promise<KindCluster> {
+  section('2. A kind cluster (node image built offline on first use, then cached)');
+  const started = Date.now();
+  const cluster = await startKindCluster({
+    onProgress: (line) => {
+      if (!line.includes(': cached at ')) note(line);
+    },
+  });
+  note(`cluster ready in ${seconds(started)}`);
+  command('kubectl get nodes -o wide');
+  out(indent((await cluster.kubectl(['get', 'nodes', '-o', 'wide'])).stdout));
+  return cluster;
+}
+
+async function pushKindImages(cluster: KindCluster): Promise<TestImages> {
+  section("3. Two runnable images in the cluster's registry, one signed");
+  const images = await prepareKindTestImages(cluster);
+  command(`crane append -f busybox.tar … -t ${images.registry.host}/app:v1   # unsigned`);
+  command(`crane append -f busybox.tar … -t ${images.registry.host}/app:v2`);
+  command(`cosign sign --key cosign.key ${short(images.signed)}   # app:v2 only`);
+  note(`unsigned: ${images.unsigned}`);
+  note(`signed:   ${images.signed}`);
+  return images;
+}
+
+async function startKindSignet(
+  cluster: KindCluster,
+  images: TestImages,
+  stoppers: Stoppable[],
+): Promise<WebhookUnderTest> {
+  section('4. Signet from its image and Helm chart, with a ClusterImagePolicy');
+  command(
+    'apps/webhook/image/build-offline.sh signet:e2e-…   # FROM scratch: Debian libraries, Node, the app',
+  );
+  command('kind load docker-image signet:e2e-…');
+  command(
+    `helm install signet apps/webhook/chart -n ${SIGNET_NAMESPACE} --create-namespace --set image.pullPolicy=Never …`,
+  );
+  const policy = keyPolicy({
+    name: KEY_POLICY,
+    images: [`${images.registry.host}/app*`],
+    publicKeyPem: await readFile(images.key.publicKey, 'utf8'),
+  });
+  command('kubectl apply -f policy.yaml');
+  out(indent(stringify(policy), '      '));
+  const signet = await deployKindSignet(cluster, {
+    insecureRegistries: [images.registry.host],
+    policies: [policy],
+    policyNames: [KEY_POLICY],
+    onProgress: note,
+  });
+  stoppers.push(signet);
+  command(`kubectl get pods -n ${SIGNET_NAMESPACE} -o wide`);
+  out(indent((await cluster.kubectl(['get', 'pods', '-n', SIGNET_NAMESPACE, '-o', 'wide'])).stdout));
+  return signet;
 }
 
 async function buildTools(): Promise<void> {
@@ -111,7 +198,7 @@ async function buildTools(): Promise<void> {
   note(`${DEMO_TOOLS.length} tools ready (${cached} cached) in ${seconds(started)}`);
 }
 
-async function startCluster(): Promise<LocalCluster> {
+async function startCluster(): Promise<TestCluster> {
   section('2. A Kubernetes control plane on loopback');
   const started = Date.now();
   const cluster = await startLocalCluster({
@@ -125,7 +212,7 @@ async function startCluster(): Promise<LocalCluster> {
   return cluster;
 }
 
-async function pushImages(cluster: LocalCluster): Promise<TestImages> {
+async function pushImages(cluster: TestCluster): Promise<TestImages> {
   section('3. Two images in a local registry, one signed');
   const images = await prepareTestImages({ group: cluster.group, workDir: cluster.runDir });
   command(`crane append … -t ${images.registry.host}/app:v1   # unsigned`);
@@ -137,9 +224,10 @@ async function pushImages(cluster: LocalCluster): Promise<TestImages> {
 }
 
 async function startNaive(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   images: TestImages,
   stoppers: Stoppable[],
+  host?: string,
 ): Promise<WebhookUnderTest> {
   section('4. The naive webhook (test fixture, not Signet)');
   note('It runs `cosign verify --key cosign.pub` on every image of every CREATE and UPDATE.');
@@ -147,6 +235,8 @@ async function startNaive(
     cosign: images.cosign,
     publicKey: images.key.publicKey,
     logFile: join(cluster.runDir, 'naive-webhook.log'),
+    // In kind, the API server reaches the host on the cluster network's gateway address.
+    ...(host ? { host, port: await freePortInRange(host) } : {}),
   });
   stoppers.push(webhook);
   note(`listening at ${webhook.url}`);
@@ -154,7 +244,7 @@ async function startNaive(
 }
 
 async function startSignetWebhook(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   images: TestImages,
   stoppers: Stoppable[],
 ): Promise<WebhookUnderTest> {
@@ -179,7 +269,7 @@ async function startSignetWebhook(
 }
 
 async function rollout(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   webhook: WebhookUnderTest,
   images: TestImages,
   naive: boolean,
@@ -222,7 +312,7 @@ async function rollout(
 }
 
 async function outcome(
-  cluster: LocalCluster,
+  cluster: TestCluster,
   webhook: WebhookUnderTest,
   observed: RolloutObservation,
   naive: boolean,

@@ -32,12 +32,19 @@ export interface NaiveWebhookOptions {
   readonly logFile: string;
   /** Name of the webhook configuration (default `naive-policy-controller`). */
   readonly name?: string;
+  /**
+   * Address to listen on and to name in the registration (default 127.0.0.1). A kind cluster's API
+   * server reaches the host on its address on the kind network.
+   */
+  readonly host?: string;
+  /** Port to listen on (default: any free one). */
+  readonly port?: number;
   /** The API server's timeout for one review (default 20 s; a cold `cosign verify` takes ~1 s). */
   readonly timeoutSeconds?: number;
 }
 
 export interface NaiveWebhook extends WebhookUnderTest {
-  /** `https://127.0.0.1:PORT` */
+  /** `https://<host>:PORT` */
   readonly url: string;
   /** base64 PEM of the CA that signed the serving certificate, for `caBundle`. */
   readonly caBundle: string;
@@ -132,26 +139,28 @@ function naiveHandler(verification: KeyedCosignVerification): ReviewHandler {
   };
 }
 
-/** Starts the naive fixture on a free loopback port with a fresh CA. */
+/** Starts the naive fixture on a free port (loopback unless `host` says otherwise) with a fresh CA. */
 export async function startNaiveWebhook(options: NaiveWebhookOptions): Promise<NaiveWebhook> {
   const logger = createLogger({
     level: 'info',
     destination: { write: (line: string) => appendFileSync(options.logFile, line) },
   });
   const ca = await createCertificateAuthority('naive-webhook-ca', 1);
-  const serving = await issueServingCertificate(ca, ['127.0.0.1', 'localhost'], 1);
+  const host = options.host ?? '127.0.0.1';
+  const serving = await issueServingCertificate(ca, [...new Set([host, '127.0.0.1', 'localhost'])], 1);
   const metrics = new SignetMetrics({ defaultMetrics: false });
   const verification = new KeyedCosignVerification(options.cosign, options.publicKey, logger);
   const servers = await startServers({
     admissionApp: createAdmissionApp({ handler: naiveHandler(verification), logger, metrics }).listener,
     opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
     certificate: { cert: serving.cert, key: serving.key },
-    port: 0,
+    port: options.port ?? 0,
     opsPort: 0,
-    host: '127.0.0.1',
+    host,
+    opsHost: '127.0.0.1',
     logger,
   });
-  const url = `https://127.0.0.1:${servers.port}`;
+  const url = `https://${host}:${servers.port}`;
   const caBundle = Buffer.from(ca.cert).toString('base64');
   return {
     name: 'naive policy-controller (fixture)',

@@ -120,7 +120,7 @@ describe('Signet: admission of everything around a rollout', () => {
       ensureTools(['crane']),
     ]);
     outageRegistry = outage;
-    const push = async (registry: Registry, repo: string, tag: string) =>
+    const push = async (registry: Pick<Registry, 'host'>, repo: string, tag: string) =>
       `${registry.host}/${repo}@${await pushRandomImage(registry, repo, tag, { crane, workDir: cluster.runDir })}`;
     const { cosign, key } = images;
     const trusted = createTestSigstore();

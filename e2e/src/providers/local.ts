@@ -2,6 +2,7 @@
 // process registered through a URL.
 import { startLocalCluster } from '../cluster/index.js';
 import { createNamespace, installPolicyCrds } from '../scenarios/kube.js';
+import { prepareTestImages } from '../scenarios/test-images.js';
 import { SIGNET_NAMESPACE, type SignetWebhook, startSignet } from '../signet-webhook.js';
 import type { ClusterProvider, DeploySignetOptions } from './provider.js';
 import type { TestCluster } from './test-cluster.js';
@@ -33,5 +34,11 @@ export const localProvider: ClusterProvider = {
   name: 'local',
   startCluster: (options = {}) =>
     startLocalCluster({ onProgress: (event) => options.onProgress?.(`cluster ${event.line}`) }),
+  prepareTestImages: (cluster, onProgress) =>
+    prepareTestImages({
+      group: cluster.group,
+      workDir: cluster.runDir,
+      ...(onProgress ? { onProgress } : {}),
+    }),
   deploySignet: deployLocalSignet,
 };

@@ -7,7 +7,7 @@ import type { ClusterProvider, DeployedSignet } from '../providers/provider.js';
 import type { TestCluster } from '../providers/test-cluster.js';
 import type { SignetWebhook } from '../signet-webhook.js';
 import { keyPolicy } from './policies.js';
-import { prepareTestImages, type TestImages } from './test-images.js';
+import type { TestImages } from './test-images.js';
 
 /** The policy every Signet scenario starts with: `<registry>/app` (any tag or digest) must be signed by the test key. */
 export const KEY_POLICY = 'signed-by-test-key';
@@ -51,6 +51,7 @@ export function startSignetEnvironment(
         options.onProgress ? { onProgress: options.onProgress } : {},
       ) as Promise<LocalCluster>,
     deployLocalSignet,
+    localProvider.prepareTestImages,
     options,
   );
 }
@@ -63,6 +64,7 @@ export function startProviderEnvironment(
   return startEnvironment(
     () => provider.startCluster(options.onProgress ? { onProgress: options.onProgress } : {}),
     (cluster, deploy) => provider.deploySignet(cluster, deploy),
+    (cluster, onProgress) => provider.prepareTestImages(cluster, onProgress),
     options,
   );
 }
@@ -75,16 +77,13 @@ export function startProviderEnvironment(
 async function startEnvironment<C extends TestCluster, S extends DeployedSignet>(
   startCluster: () => Promise<C>,
   deploy: (cluster: C, options: Parameters<ClusterProvider['deploySignet']>[1]) => Promise<S>,
+  prepareImages: ClusterProvider['prepareTestImages'],
   options: SignetEnvironmentOptions<C>,
 ): Promise<SignetEnvironment<C, S>> {
   const report = options.onProgress ?? (() => {});
   const cluster = await startCluster();
   try {
-    const images = await prepareTestImages({
-      group: cluster.group,
-      workDir: cluster.runDir,
-      onProgress: (message) => report(`images: ${message}`),
-    });
+    const images = await prepareImages(cluster, (message) => report(`images: ${message}`));
     const publicKeyPem = await readFile(images.key.publicKey, 'utf8');
     const more = (await options.prepare?.({ cluster, images, publicKeyPem })) ?? {
       insecureRegistries: [],

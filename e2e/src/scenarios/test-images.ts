@@ -12,7 +12,8 @@ import {
 
 /** Two images no other run has pushed, in a loopback registry, one signed by a test key. */
 export interface TestImages {
-  readonly registry: Registry;
+  /** Where they are: a loopback registry process, or the registry container of a kind cluster. */
+  readonly registry: Pick<Registry, 'host' | 'url'>;
   readonly cosign: Cosign;
   /** The key `signed` is signed with (`publicKey` is the PEM file to verify against). */
   readonly key: CosignKeyPair;

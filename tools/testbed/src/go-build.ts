@@ -16,6 +16,10 @@ export interface ToolSpec {
   /** The `main` package, built from inside `moduleDir`. */
   readonly packagePath: string;
   readonly ldflags: readonly string[];
+  /** Digest of our own program's source (module dir), part of its cache path. */
+  readonly sourceDigest?: string;
+  /** Go build tags (`-tags`), when the program needs some. */
+  readonly tags?: readonly string[];
 }
 
 export type ToolProgressKind = 'cached' | 'building' | 'still-building' | 'waiting' | 'built';
@@ -48,8 +52,12 @@ export interface InstallLocation {
 }
 
 /** `<cacheDir>/bin/<name>-<version>/<name>`: a new pin gets a new directory, so stale binaries are never used. */
-export function binaryPath(cacheDir: string, spec: Pick<ToolSpec, 'name' | 'version'>): string {
-  return join(cacheDir, 'bin', `${spec.name}-${spec.version}`, spec.name);
+export function binaryPath(
+  cacheDir: string,
+  spec: Pick<ToolSpec, 'name' | 'version' | 'sourceDigest'>,
+): string {
+  const source = spec.sourceDigest === undefined ? '' : `-src.${spec.sourceDigest}`;
+  return join(cacheDir, 'bin', `${spec.name}-${spec.version}${source}`, spec.name);
 }
 
 interface BuildContext extends InstallLocation {
@@ -218,6 +226,7 @@ function buildArgs(spec: ToolSpec, output: string): string[] {
     '-mod=readonly',
     '-buildvcs=false',
     '-trimpath',
+    ...(spec.tags && spec.tags.length > 0 ? ['-tags', spec.tags.join(',')] : []),
     '-ldflags',
     ['-s', '-w', ...spec.ldflags].join(' '),
     '-o',

@@ -7,6 +7,13 @@ export {
   createCosign,
   type SignatureFormat,
 } from './cosign.js';
+export {
+  type DockerEngine,
+  dockerProblem,
+  type StartDockerOptions,
+  startDockerEngine,
+  stopDockerEngine,
+} from './docker-engine.js';
 export { TestbedError, type TestbedErrorCode, tailLines } from './errors.js';
 export { type RunOptions, type RunResult, runCommand } from './exec.js';
 export {
@@ -19,6 +26,21 @@ export {
   type ToolSpec,
 } from './go-build.js';
 export { writeHtpasswd } from './htpasswd.js';
+export {
+  buildComponentImage,
+  type ComponentImage,
+  importDirectory,
+} from './images/component-images.js';
+export { buildDebianRootfs, hostAptSources, hostSuite, type RootfsOptions } from './images/debian-rootfs.js';
+export { Docker } from './images/docker.js';
+export {
+  ensureKindNodeImage,
+  KIND_IMAGE_NAMES,
+  type KindNodeImage,
+  type KindNodeImageOptions,
+  kindModuleDir,
+} from './images/kind-node-image.js';
+export { type RegistryContainer, startRegistryContainer } from './images/registry-container.js';
 export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
 export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
 export {
@@ -49,14 +71,22 @@ export {
   type StartRegistryOptions,
   startRegistry,
 } from './registry.js';
+export {
+  DEFAULT_BUSYBOX,
+  pushRunnableImage,
+  RUNNABLE_IMAGE_ENTRYPOINT,
+  type RunnablePushOptions,
+} from './runnable-image.js';
 export { type TarEntry, tarArchive } from './tar.js';
 export { createPrivateCa, type PrivateCa } from './tls.js';
 export {
   cacheRoot,
+  DEFAULT_TOOL_NAMES,
   type EnsureToolsOptions,
   ensureTools,
   GO_MODULES_DIR,
   isToolName,
+  KIND_TOOL_NAMES,
   TOOL_NAMES,
   TOOL_TABLE,
   type ToolName,

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -5,6 +7,8 @@ import { TestbedError } from './errors.js';
 import { type BuildOptions, binaryPath, installGoBinaries, type ToolSpec } from './go-build.js';
 
 const KUBERNETES_VERSION = 'v1.36.3';
+const KIND_VERSION = 'v0.33.0';
+const CONTAINERD_VERSION = 'v2.3.4';
 
 /** How Kubernetes' own build stamps a release, so `--version`, skew checks and compatibility versions are right. */
 function kubernetesLdflags(version: string): string[] {
@@ -27,6 +31,37 @@ function kubernetesTool<const N extends string>(name: N) {
     ldflags: kubernetesLdflags(KUBERNETES_VERSION),
   } as const;
 }
+
+function containerdTool<const N extends string>(name: N) {
+  return {
+    name,
+    moduleDir: 'containerd',
+    module: 'github.com/containerd/containerd/v2',
+    version: CONTAINERD_VERSION,
+    packagePath: `github.com/containerd/containerd/v2/cmd/${name}`,
+    ldflags: [
+      `-X github.com/containerd/containerd/v2/version.Version=${CONTAINERD_VERSION}`,
+      '-X github.com/containerd/containerd/v2/version.Package=github.com/containerd/containerd/v2',
+    ],
+    // Snapshotters the kind node never selects; the rest builds without cgo.
+    tags: ['no_btrfs', 'no_devmapper', 'no_zfs', 'no_aufs'],
+  } as const;
+}
+
+/** Tools only the kind suite uses. */
+const KIND_ONLY: ReadonlySet<string> = new Set([
+  'kind',
+  'kubelet',
+  'kubeadm',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'coredns',
+  'pause',
+  'kindnetd',
+  'oci-runtime-wrapper',
+]);
 
 /** The one table that drives builds, cache paths and the go.mod consistency test. */
 export const TOOL_TABLE = [
@@ -102,11 +137,90 @@ export const TOOL_TABLE = [
     packagePath: '.',
     ldflags: [],
   },
+  // --- for the kind suite (`KIND_TOOL_NAMES`): kind itself and what its node image is made of ---
+  {
+    name: 'kind',
+    moduleDir: 'kind',
+    module: 'sigs.k8s.io/kind',
+    version: KIND_VERSION,
+    packagePath: 'sigs.k8s.io/kind',
+    ldflags: [],
+  },
+  kubernetesTool('kubelet'),
+  kubernetesTool('kubeadm'),
+  kubernetesTool('kube-proxy'),
+  containerdTool('containerd'),
+  containerdTool('containerd-shim-runc-v2'),
+  containerdTool('ctr'),
+  {
+    // CoreDNS with the plugins kubeadm's Corefile uses, registered by our own small main.
+    name: 'coredns',
+    moduleDir: 'coredns',
+    module: 'github.com/coredns/coredns',
+    version: 'v1.14.2',
+    packagePath: '.',
+    ldflags: [],
+  },
+  {
+    // The Pod sandbox's process: our own Go program (the upstream pause is C, not a Go module).
+    name: 'pause',
+    moduleDir: 'pause',
+    module: 'golang.org/x/sys',
+    version: 'v0.38.0',
+    packagePath: '.',
+    ldflags: [],
+  },
+  {
+    // The OCI runtime dockerd runs containers with on machines whose bounding set lacks a
+    // capability Docker grants privileged containers (see docs in src/docker-engine.ts).
+    name: 'oci-runtime-wrapper',
+    moduleDir: 'oci-runtime-wrapper',
+    module: 'golang.org/x/sys',
+    version: 'v0.38.0',
+    packagePath: '.',
+    ldflags: [],
+  },
+  {
+    // The node network agent of the kind node image (kind's kindnetd is not on the module proxy):
+    // our own program over client-go: routes to the other nodes' Pod CIDRs and the CNI config.
+    name: 'kindnetd',
+    moduleDir: 'kindnetd',
+    module: 'k8s.io/client-go',
+    version: 'v0.36.3',
+    packagePath: '.',
+    ldflags: [],
+  },
 ] as const satisfies readonly ToolSpec[];
 
 export type ToolName = (typeof TOOL_TABLE)[number]['name'];
 
 export const TOOL_NAMES: readonly ToolName[] = TOOL_TABLE.map((tool) => tool.name);
+
+/** What the kind suite needs beyond the other tools: built only when asked (`build-tools --kind`). */
+export const KIND_TOOL_NAMES = [
+  'kind',
+  'kubelet',
+  'kubeadm',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'coredns',
+  'pause',
+  'kindnetd',
+  'oci-runtime-wrapper',
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubectl',
+  'helm',
+  'cosign',
+  'crane',
+] as const satisfies readonly ToolName[];
+
+/** The tools every machine builds (`build-tools` without names): the kind-only ones are left out. */
+export const DEFAULT_TOOL_NAMES: readonly ToolName[] = TOOL_NAMES.filter((name) => !KIND_ONLY.has(name));
 
 /** Where the Go module directories live (`tools/testbed/go/`, from both `src/` and `dist/`). */
 export const GO_MODULES_DIR = fileURLToPath(new URL('../go/', import.meta.url));
@@ -120,7 +234,29 @@ export function toolSpec(name: string): ToolSpec {
   if (!spec) {
     throw new TestbedError('UNKNOWN_TOOL', `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}`);
   }
-  return spec;
+  // Our own programs (a main package in the module dir) change without a version bump: the cache
+  // path carries a digest of their source, so an edit is rebuilt instead of reusing a stale binary.
+  return spec.packagePath === '.' ? { ...spec, sourceDigest: sourceDigest(spec.moduleDir) } : spec;
+}
+
+const digests = new Map<string, string>();
+
+function sourceDigest(moduleDir: string): string {
+  let digest = digests.get(moduleDir);
+  if (digest === undefined) {
+    const directory = join(GO_MODULES_DIR, moduleDir);
+    const hash = createHash('sha256');
+    for (const file of readdirSync(directory).sort()) {
+      if (!/\.go$|^go\.(mod|sum)$/.test(file)) continue;
+      hash
+        .update(`${file}\0`)
+        .update(readFileSync(join(directory, file)))
+        .update('\0');
+    }
+    digest = hash.digest('hex').slice(0, 12);
+    digests.set(moduleDir, digest);
+  }
+  return digest;
 }
 
 /** `$SIGNET_CACHE_DIR`, else `~/.cache/signet`: outside the repository, shared by every checkout. */

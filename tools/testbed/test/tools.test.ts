@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TestbedError } from '../src/errors.ts';
-import { cacheRoot, ensureTools, GO_MODULES_DIR, TOOL_TABLE, toolPath, toolSpec } from '../src/tools.ts';
+import {
+  cacheRoot,
+  DEFAULT_TOOL_NAMES,
+  ensureTools,
+  GO_MODULES_DIR,
+  KIND_TOOL_NAMES,
+  TOOL_TABLE,
+  toolPath,
+  toolSpec,
+} from '../src/tools.ts';
 
 describe('the tool table', () => {
   it.each(TOOL_TABLE.map((tool) => [tool.name, tool] as const))(
@@ -28,6 +37,23 @@ describe('the tool table', () => {
 });
 
 describe('cache paths', () => {
+  it('gives our own programs a path by the digest of their source, the others by version', () => {
+    const own = toolSpec('pause');
+    expect(own.sourceDigest).toMatch(/^[0-9a-f]{12}$/);
+    expect(toolPath('pause', { SIGNET_CACHE_DIR: '/c' })).toBe(
+      `/c/bin/pause-${own.version}-src.${own.sourceDigest}/pause`,
+    );
+    expect(toolSpec('kubelet').sourceDigest).toBeUndefined();
+  });
+
+  it('builds the kind tools only when asked', () => {
+    expect(DEFAULT_TOOL_NAMES).not.toContain('kind');
+    expect(DEFAULT_TOOL_NAMES).toContain('kube-apiserver');
+    expect(KIND_TOOL_NAMES).toEqual(
+      expect.arrayContaining(['kind', 'kubelet', 'containerd', 'oci-runtime-wrapper']),
+    );
+  });
+
   it('lives under SIGNET_CACHE_DIR when it is set, by tool and version', () => {
     const env = { SIGNET_CACHE_DIR: '/somewhere' };
     expect(cacheRoot(env)).toBe('/somewhere');

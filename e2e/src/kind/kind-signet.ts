@@ -1,0 +1,179 @@
+// Signet in a kind cluster as users run it: its image built offline (apps/webhook/image), loaded
+// into the nodes with `kind load`, installed with its Helm chart (two replicas, self-managed TLS,
+// the webhooks reached through the Service), its admissions read from its Pods' logs.
+import { createHash } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ensureTools, runCommand } from '@signet/testbed';
+import type { DeployedSignet, DeploySignetOptions } from '../providers/provider.js';
+import { poll, signetChartDir } from '../scenarios/kube.js';
+import { lastLoadedPolicies, SIGNET_NAMESPACE } from '../signet-webhook.js';
+import { type AdmissionRecord, parseAdmissionLog } from '../webhooks/admission-log.js';
+import type { KindCluster } from './kind-cluster.js';
+
+export const SIGNET_RELEASE = 'signet';
+export const SIGNET_SELECTOR = 'app.kubernetes.io/name=signet';
+/** The chart's Deployment, Service and PodDisruptionBudget are named `<release>-webhook`. */
+export const SIGNET_DEPLOYMENT = `${SIGNET_RELEASE}-webhook`;
+
+export interface KindSignet extends DeployedSignet {
+  readonly image: string;
+  /** Seconds spent building the image, loading it into the nodes, and installing the chart. */
+  readonly timings: Readonly<Record<string, number>>;
+  /** Names of Signet's Pods now (Running or not). */
+  pods(): Promise<string[]>;
+  /** `helm <args>` against the cluster. */
+  helm(args: readonly string[], timeoutMs?: number): Promise<string>;
+}
+
+function withoutNodeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { NODE_ENV: _ignored, ...rest } = env;
+  return rest;
+}
+
+const repoRoot = () => join(signetChartDir(), '..', '..', '..');
+
+/** A tag that changes with Signet's built code, so a stale image is never reused by `kind load`. */
+async function imageTag(): Promise<string> {
+  const hash = createHash('sha256');
+  const dist = join(repoRoot(), 'apps', 'webhook', 'dist');
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else hash.update(entry.name).update(await readFile(path));
+    }
+  };
+  await walk(dist);
+  await walk(signetChartDir());
+  hash.update(await readFile(join(repoRoot(), 'pnpm-lock.yaml')));
+  hash.update(await readFile(join(repoRoot(), 'apps/webhook/image/Dockerfile.offline')));
+  return `e2e-${hash.digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * Builds Signet's image (apps/webhook/image/build-offline.sh), loads it into the cluster, installs
+ * the chart, applies the policies and waits until every Signet Pod has loaded them.
+ */
+export async function deployKindSignet(
+  cluster: KindCluster,
+  options: DeploySignetOptions,
+): Promise<KindSignet> {
+  const report = options.onProgress ?? (() => {});
+  const timings: Record<string, number> = {};
+  const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
+    const started = Date.now();
+    const result = await work();
+    timings[step] = Math.round((Date.now() - started) / 100) / 10;
+    report(`signet: ${step} in ${timings[step]}s`);
+    return result;
+  };
+  const image = `signet:${await imageTag()}`;
+  await timed('image built', async () => {
+    if (await cluster.docker.imageExists(image)) return;
+    await runCommand(join(repoRoot(), 'apps/webhook/image/build-offline.sh'), [image], {
+      // Not the test runner's NODE_ENV=test: pnpm would re-install the workspace without devDependencies.
+      env: { ...withoutNodeEnv(process.env), ...cluster.docker.env },
+      timeoutMs: 900_000,
+    });
+  });
+  await timed('image loaded into the nodes', () =>
+    cluster.kind(['load', 'docker-image', image, '--name', cluster.name], 600_000),
+  );
+  const { helm: helmBinary } = await ensureTools(['helm']);
+  const helm = async (args: readonly string[], timeoutMs = 300_000) =>
+    (
+      await runCommand(helmBinary, [...args, '--kubeconfig', cluster.kubeconfig], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cluster.runDir },
+        timeoutMs,
+      })
+    ).stdout;
+  const [repository, tag] = image.split(':') as [string, string];
+  await timed('chart installed (helm install --wait)', () =>
+    helm([
+      'install',
+      SIGNET_RELEASE,
+      signetChartDir(),
+      '--namespace',
+      SIGNET_NAMESPACE,
+      '--create-namespace',
+      `--set=image.repository=${repository}`,
+      `--set=image.tag=${tag}`,
+      // kind load put it in every node's containerd; nothing to pull.
+      '--set=image.pullPolicy=Never',
+      ...options.insecureRegistries.map((host, i) => `--set=verification.insecureRegistries[${i}]=${host}`),
+      '--wait',
+      '--timeout=5m',
+    ]),
+  );
+  const logs = new Map<string, string>();
+  const pods = async () =>
+    (
+      await cluster.kubectl([
+        'get',
+        'pods',
+        '--namespace',
+        SIGNET_NAMESPACE,
+        '-l',
+        SIGNET_SELECTOR,
+        '-o',
+        'jsonpath={.items[*].metadata.name}',
+      ])
+    ).stdout
+      .split(/\s+/)
+      .filter(Boolean);
+  // Logs of Pods that are gone (a rolling restart, a drain) are kept from the last read.
+  const readLogs = async () => {
+    for (const pod of await pods()) {
+      const result = await cluster.kubectl(['logs', '--namespace', SIGNET_NAMESPACE, pod, '--tail=-1']);
+      if (result.exitCode === 0) logs.set(pod, result.stdout);
+    }
+    return logs;
+  };
+  if (options.policies.length > 0) await cluster.apply(options.policies);
+  await timed('policies loaded by every replica', () =>
+    poll(`Signet's Pods to load [${options.policyNames.join(', ')}]`, 90_000, async () => {
+      const current = await pods();
+      await readLogs();
+      const missing = current.filter((pod) => {
+        const loaded = lastLoadedPolicies(logs.get(pod) ?? '');
+        return !options.policyNames.every((name) => loaded?.includes(name));
+      });
+      return missing.length === 0 && current.length > 0 ? true : `not yet loaded by ${missing.join(', ')}`;
+    }),
+  );
+  const logFile = join(cluster.runDir, 'signet.log');
+  const admissions = async (): Promise<AdmissionRecord[]> => {
+    const all = [...(await readLogs()).values()].join('\n');
+    await writeFile(logFile, all);
+    return parseAdmissionLog(all).sort((a, b) => a.time.localeCompare(b.time));
+  };
+  // The chart registered Signet (caBundle patched by Signet itself); scenarios apply these again.
+  const live = await Promise.all(
+    ['validatingwebhookconfiguration', 'mutatingwebhookconfiguration'].map((kind) =>
+      cluster.getJson<{ metadata: Record<string, unknown> }>([kind, 'signet']),
+    ),
+  );
+  const configurations = live.map(({ metadata, ...rest }) => ({
+    ...rest,
+    metadata: { name: metadata.name, labels: metadata.labels },
+  }));
+  return {
+    name: 'signet (in kind, from its image and chart)',
+    image,
+    timings,
+    logFile,
+    configurations: () => configurations,
+    admissions,
+    pods,
+    helm,
+    stop: async () => {
+      await admissions().catch(() => undefined);
+      await helm(['uninstall', SIGNET_RELEASE, '--namespace', SIGNET_NAMESPACE, '--wait'], 120_000).catch(
+        () => undefined,
+      );
+    },
+  };
+}

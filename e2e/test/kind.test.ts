@@ -1,0 +1,539 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
+import { startAdmissionProbe } from '../src/kind/admission-probe.ts';
+import { type KindCluster, startKindCluster } from '../src/kind/kind-cluster.ts';
+import { type KindTestImages, prepareKindTestImages } from '../src/kind/kind-images.ts';
+import {
+  deployKindSignet,
+  type KindSignet,
+  SIGNET_DEPLOYMENT,
+  SIGNET_SELECTOR,
+} from '../src/kind/kind-signet.ts';
+import { freePortInRange } from '../src/kind/ports.ts';
+import { kindUnavailableReason } from '../src/kind/preflight.ts';
+import { type NaiveWebhook, startNaiveWebhook } from '../src/naive-webhook.ts';
+import { createNamespace, deniedByWebhook, must, poll } from '../src/scenarios/kube.ts';
+import { keyPolicy } from '../src/scenarios/policies.ts';
+import { DEPLOYMENT_CONTROLLER_USER, INCLUDE_LABEL, runRolloutScenario } from '../src/scenarios/rollout.ts';
+import { KEY_POLICY } from '../src/scenarios/signet-environment.ts';
+import { SIGNET_NAMESPACE } from '../src/signet-webhook.ts';
+
+// Signet in a real cluster: a kind cluster (two nodes from the offline node image, real kubelets,
+// containerd and runc), Signet built into its image and installed from its chart, runnable test
+// images (static busybox) in a registry container that the nodes pull from, signed with the real
+// cosign. Every scenario runs real Pods. Needs a Docker engine able to start privileged containers
+// (`pnpm --filter @signet/testbed docker-engine start <dir>`); without one the suite is skipped
+// with a loud message, and with SIGNET_E2E_KIND=require (CI) it fails instead.
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const unavailable = await kindUnavailableReason();
+const required = process.env.SIGNET_E2E_KIND === 'require';
+if (unavailable !== undefined) {
+  const banner = '!'.repeat(100);
+  log(`\n${banner}\n!! KIND SUITE ${required ? 'REQUIRED BUT' : 'SKIPPED:'} ${unavailable}\n${banner}\n`);
+}
+
+interface PodStatus {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: { nodeName?: string; containers: { image: string }[] };
+  status: {
+    phase?: string;
+    containerStatuses?: {
+      imageID: string;
+      restartCount: number;
+      ready: boolean;
+      state?: Record<string, unknown>;
+    }[];
+    ephemeralContainerStatuses?: { name: string; imageID: string; state?: Record<string, unknown> }[];
+  };
+}
+
+const digestOf = (reference: string) => reference.slice(reference.indexOf('@') + 1);
+
+// Defined only when it must fail, so a normal run does not count a skipped test for it.
+if (required && unavailable !== undefined) {
+  describe('kind suite (required: SIGNET_E2E_KIND=require)', () => {
+    it('has a Docker engine that can run kind', () => {
+      expect.fail(unavailable);
+    });
+  });
+}
+
+describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its image and chart', () => {
+  let cluster: KindCluster | undefined;
+  let images: KindTestImages;
+  let publicKeyPem: string;
+  let failed = false;
+  const kind = (): KindCluster => {
+    if (!cluster) throw new Error('the kind cluster did not start');
+    return cluster;
+  };
+
+  /** Pods of `namespace` (matching `selector`) as the API server has them. */
+  const pods = async (namespace: string, selector?: string) =>
+    (
+      await kind().getJson<{ items: PodStatus[] }>([
+        'pods',
+        '--namespace',
+        namespace,
+        ...(selector ? ['-l', selector] : []),
+      ])
+    ).items;
+
+  /** A Deployment of `image` in `namespace`, waited for until every replica runs. */
+  const deploy = async (namespace: string, name: string, image: string, replicas = 2) => {
+    await kind().apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: name } },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'app', image }] },
+        },
+      },
+    });
+    must(
+      await kind().kubectl(['rollout', 'status', `deployment/${name}`, '-n', namespace, '--timeout=180s'], {
+        timeoutMs: 190_000,
+      }),
+    );
+  };
+
+  beforeAll(async () => {
+    const started = Date.now();
+    cluster = await startKindCluster({ onProgress: log });
+    try {
+      images = await prepareKindTestImages(cluster, { onProgress: (line) => log(`images: ${line}`) });
+      publicKeyPem = await readFile(images.key.publicKey, 'utf8');
+    } catch (error) {
+      failed = true;
+      throw error;
+    }
+    log(`kind: cluster and images ready in ${Math.round((Date.now() - started) / 1000)}s`);
+  });
+
+  beforeEach(() => {
+    onTestFailed(() => {
+      failed = true;
+    });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop(failed ? { keepRunDir: true } : {});
+    if (failed) log(`kept the run directory ${cluster?.runDir} (kind export logs in kind-logs/)`);
+  });
+
+  describe('negative control: the naive webhook (re-verifies every UPDATE) as a host process', () => {
+    let naive: NaiveWebhook | undefined;
+    let observed: Awaited<ReturnType<typeof runRolloutScenario>>;
+
+    beforeAll(async () => {
+      // The API server runs in the control-plane node: it reaches the host on the network's gateway.
+      const host = kind().network.gateway;
+      naive = await startNaiveWebhook({
+        cosign: images.cosign,
+        publicKey: images.key.publicKey,
+        logFile: join(kind().runDir, 'naive-webhook.log'),
+        host,
+        port: await freePortInRange(host),
+      });
+      observed = await runRolloutScenario(kind(), naive, {
+        namespace: 'naive',
+        unsignedImage: images.unsigned,
+        signedImage: images.signed,
+        rolloutDeadlineMs: 40_000,
+        onProgress: (message) => log(`naive: ${message}`),
+      });
+    });
+
+    afterAll(async () => {
+      await kind()
+        .kubectl([
+          'delete',
+          'validatingwebhookconfiguration',
+          'naive-policy-controller',
+          '--ignore-not-found',
+        ])
+        .catch(() => undefined);
+      await naive?.stop();
+    });
+
+    it('gets stuck at 3/2: the controller scale-down of the unsigned ReplicaSet is denied', () => {
+      expect(observed.completed, observed.deployment.table).toBe(false);
+      expect(observed.deployment.readyColumn, observed.deployment.table).toBe('3/2');
+      expect(observed.oldReplicaSet).toMatchObject({ desired: 2, pods: 2 });
+      expect(observed.newReplicaSet).toMatchObject({ desired: 1, pods: 1, readyPods: 1 });
+      expect(observed.controllerDenials.length, 'no denied scale-down in the naive log').toBeGreaterThan(0);
+      const denial = observed.controllerDenials[0];
+      expect(denial?.user).toBe(DEPLOYMENT_CONTROLLER_USER);
+      expect(denial?.reason).toContain('no matching signatures');
+      log(`naive: stuck as expected\n${observed.deployment.table}`);
+    });
+  });
+
+  describe('Signet, installed from its chart with its image', () => {
+    let signet: KindSignet | undefined;
+    const deployed = (): KindSignet => {
+      if (!signet) throw new Error('Signet was not deployed');
+      return signet;
+    };
+
+    beforeAll(async () => {
+      signet = await deployKindSignet(kind(), {
+        insecureRegistries: [images.registry.host],
+        policies: [keyPolicy({ name: KEY_POLICY, images: [`${images.registry.host}/app*`], publicKeyPem })],
+        policyNames: [KEY_POLICY],
+        onProgress: log,
+      });
+      log(`signet: ${signet.image} deployed, timings ${JSON.stringify(signet.timings)}`);
+    });
+
+    afterAll(async () => {
+      await signet?.stop();
+    });
+
+    it('runs two Ready replicas reached through the Service, with the caBundle it manages', async () => {
+      const replicas = await pods(SIGNET_NAMESPACE, SIGNET_SELECTOR);
+      expect(replicas).toHaveLength(2);
+      for (const pod of replicas) {
+        expect(pod.status.containerStatuses?.[0]?.ready, pod.metadata.name).toBe(true);
+        expect(pod.spec.containers[0]?.image).toBe(deployed().image);
+      }
+      const validating = await kind().getJson<{
+        webhooks: { clientConfig: { service?: { name: string; namespace: string }; caBundle?: string } }[];
+      }>(['validatingwebhookconfiguration', 'signet']);
+      const clientConfig = validating.webhooks[0]?.clientConfig;
+      expect(clientConfig?.service).toMatchObject({ name: SIGNET_DEPLOYMENT, namespace: SIGNET_NAMESPACE });
+      expect(clientConfig?.caBundle?.length ?? 0).toBeGreaterThan(100);
+      log(`signet: replicas on ${replicas.map((p) => p.spec.nodeName).join(', ')}`);
+    });
+
+    it('the seed: the rollout to the signed image completes; the containers run the signed digest', async () => {
+      const observed = await runRolloutScenario(kind(), deployed(), {
+        namespace: 'seed',
+        unsignedImage: images.unsigned,
+        signedImage: images.signed,
+        rolloutDeadlineMs: 120_000,
+        onProgress: (message) => log(`seed: ${message}`),
+      });
+      expect(observed.completed, observed.deployment.table).toBe(true);
+      expect(observed.oldReplicaSet).toMatchObject({ desired: 0, pods: 0 });
+      expect(observed.newReplicaSet).toMatchObject({ desired: 2, pods: 2, readyPods: 2 });
+      expect(observed.deployment.readyColumn).toBe('2/2');
+      expect(observed.controllerDenials).toEqual([]);
+      const running = (await pods('seed', 'app=foo-bar')).filter((p) => p.status.phase === 'Running');
+      expect(running).toHaveLength(2);
+      for (const pod of running) {
+        const status = pod.status.containerStatuses?.[0];
+        expect(status?.imageID, pod.metadata.name).toContain(digestOf(images.signed));
+        expect(status?.state).toHaveProperty('running');
+      }
+      log(`seed: completed in ${observed.secondsToComplete}s\n${observed.deployment.table}`);
+    });
+
+    it('runs the digest Signet pinned: a tag moved to an unsigned image afterwards changes nothing', async () => {
+      const namespace = 'pinning';
+      await createNamespace(kind(), namespace, { [INCLUDE_LABEL]: 'true' });
+      const tagged = `${images.registry.host}/app:stable`;
+      await images.retag(images.signed, 'stable');
+      await deploy(namespace, 'pinned', tagged, 1);
+      const pinned = `${tagged}@${digestOf(images.signed)}`;
+      const template = await kind().getJson<{
+        spec: { template: { spec: { containers: { image: string }[] } } };
+      }>(['deployment', 'pinned', '-n', namespace]);
+      expect(template.spec.template.spec.containers[0]?.image).toBe(pinned);
+      const [before] = await pods(namespace, 'app=pinned');
+      expect(before?.spec.containers[0]?.image).toBe(pinned);
+      expect(before?.status.containerStatuses?.[0]?.imageID).toContain(digestOf(images.signed));
+
+      await images.retag(images.unsigned, 'stable');
+      // A container restart (the process exits; the kubelet starts it again from the same spec).
+      must(
+        await kind().kubectl([
+          'exec',
+          '-n',
+          namespace,
+          before?.metadata.name ?? '',
+          '--',
+          'sh',
+          '-c',
+          'kill 1',
+        ]),
+      );
+      await poll('the container to restart', 60_000, async () => {
+        const [pod] = await pods(namespace, 'app=pinned');
+        const status = pod?.status.containerStatuses?.[0];
+        return (status?.restartCount ?? 0) >= 1 && status?.ready ? true : JSON.stringify(status);
+      });
+      const [restarted] = await pods(namespace, 'app=pinned');
+      expect(restarted?.status.containerStatuses?.[0]?.imageID).toContain(digestOf(images.signed));
+      // A new Pod (the old one deleted): the ReplicaSet's template carries the pinned digest.
+      must(
+        await kind().kubectl([
+          'delete',
+          'pod',
+          '-n',
+          namespace,
+          restarted?.metadata.name ?? '',
+          '--wait=false',
+        ]),
+      );
+      await poll('a replacement Pod running', 90_000, async () => {
+        const all = await pods(namespace, 'app=pinned');
+        const fresh = all.find(
+          (p) => p.metadata.name !== restarted?.metadata.name && p.status.phase === 'Running',
+        );
+        return fresh ? true : all.map((p) => `${p.metadata.name} ${p.status.phase}`).join(', ');
+      });
+      const replacement = (await pods(namespace, 'app=pinned')).find(
+        (p) => p.metadata.name !== restarted?.metadata.name,
+      );
+      expect(replacement?.spec.containers[0]?.image).toBe(pinned);
+      expect(replacement?.status.containerStatuses?.[0]?.imageID).toContain(digestOf(images.signed));
+      // A new Pod by the moved tag: Signet reuses a tag's resolution for up to 30 s, so for a while
+      // it is pinned to the digest the tag had (signed) and admitted; then to the unsigned one, and
+      // denied. The unsigned image never runs.
+      let denied = false;
+      for (let attempt = 1; attempt <= 25 && !denied; attempt += 1) {
+        const name = `by-tag-${attempt}`;
+        const created = await kind().kubectl([
+          'run',
+          name,
+          '-n',
+          namespace,
+          `--image=${tagged}`,
+          '--restart=Never',
+        ]);
+        if (deniedByWebhook(created)) {
+          denied = true;
+          break;
+        }
+        must(created);
+        const pod = await kind().getJson<PodStatus>(['pod', name, '-n', namespace]);
+        expect(pod.spec.containers[0]?.image).toBe(pinned);
+        must(await kind().kubectl(['delete', 'pod', name, '-n', namespace, '--wait=false']));
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+      expect(denied, 'a new Pod by the tag that now names the unsigned image was never denied').toBe(true);
+    });
+
+    it('survives its own rolling restart while a workload rolls out and Pods are created: no admission fails', async () => {
+      const namespace = 'restart';
+      await createNamespace(kind(), namespace, { [INCLUDE_LABEL]: 'true' });
+      const next = await images.push('v3');
+      await deploy(namespace, 'other', images.signed);
+      const before = await deployed().pods();
+      const probe = startAdmissionProbe(kind(), { namespace, image: images.signed, prefix: 'restart' });
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        must(
+          await kind().kubectl([
+            'rollout',
+            'restart',
+            `deployment/${SIGNET_DEPLOYMENT}`,
+            '-n',
+            SIGNET_NAMESPACE,
+          ]),
+        );
+        must(await kind().kubectl(['set', 'image', 'deployment/other', `app=${next}`, '-n', namespace]));
+        const [signetRollout, otherRollout] = await Promise.all([
+          kind().kubectl(
+            [
+              'rollout',
+              'status',
+              `deployment/${SIGNET_DEPLOYMENT}`,
+              '-n',
+              SIGNET_NAMESPACE,
+              '--timeout=240s',
+            ],
+            {
+              timeoutMs: 250_000,
+            },
+          ),
+          kind().kubectl(['rollout', 'status', 'deployment/other', '-n', namespace, '--timeout=240s'], {
+            timeoutMs: 250_000,
+          }),
+        ]);
+        must(signetRollout);
+        must(otherRollout);
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+      } finally {
+        const attempts = await probe.stop();
+        const failures = attempts.filter((a) => !a.ok);
+        log(
+          `restart: ${attempts.length} Pod creates during Signet's rolling restart, ${failures.length} failed`,
+        );
+        expect(failures.map((f) => `${f.pod}: ${f.error}`)).toEqual([]);
+        expect(attempts.length).toBeGreaterThanOrEqual(10);
+      }
+      // The replaced Pods finish their preStop sleep and drain period, then are gone.
+      await poll('the replaced Signet Pods to be gone', 90_000, async () => {
+        const left = (await deployed().pods()).filter((pod) => before.includes(pod));
+        return left.length === 0 ? true : `still there: ${left.join(', ')}`;
+      });
+    });
+
+    it("drains the node of a Signet replica with the chart's PodDisruptionBudget: no admission fails", async () => {
+      const namespace = 'drain';
+      await createNamespace(kind(), namespace, { [INCLUDE_LABEL]: 'true' });
+      const replicas = await pods(SIGNET_NAMESPACE, SIGNET_SELECTOR);
+      const nodes = replicas.map((p) => p.spec.nodeName ?? '');
+      const target = nodes.find((n) => n.endsWith('-worker')) ?? nodes[0] ?? '';
+      const probe = startAdmissionProbe(kind(), { namespace, image: images.signed, prefix: 'drain' });
+      let minimumAvailable = Number.POSITIVE_INFINITY;
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          const available = await kind()
+            .getJson<{ status: { availableReplicas?: number } }>([
+              'deployment',
+              SIGNET_DEPLOYMENT,
+              '-n',
+              SIGNET_NAMESPACE,
+            ])
+            .catch(() => ({ status: { availableReplicas: -1 } }));
+          minimumAvailable = Math.min(minimumAvailable, available.status.availableReplicas ?? 0);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      })();
+      let drain: Awaited<ReturnType<KindCluster['kubectl']>>;
+      try {
+        drain = await kind().kubectl(
+          // --force: the probe's Pods are bare Pods (no controller) by design.
+          ['drain', target, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=240s'],
+          { timeoutMs: 250_000 },
+        );
+        must(
+          await kind().kubectl(
+            [
+              'rollout',
+              'status',
+              `deployment/${SIGNET_DEPLOYMENT}`,
+              '-n',
+              SIGNET_NAMESPACE,
+              '--timeout=180s',
+            ],
+            {
+              timeoutMs: 190_000,
+            },
+          ),
+        );
+      } finally {
+        watching = false;
+        await watcher;
+        const attempts = await probe.stop();
+        await kind().kubectl(['uncordon', target]);
+        const failures = attempts.filter((a) => !a.ok);
+        log(`drain: ${attempts.length} Pod creates during the drain of ${target}, ${failures.length} failed`);
+        expect(failures.map((f) => `${f.pod}: ${f.error}`)).toEqual([]);
+      }
+      expect(drain.exitCode, drain.stderr).toBe(0);
+      expect(drain.stdout).toMatch(/evicting pod signet-system\/signet-/);
+      expect(minimumAvailable).toBeGreaterThanOrEqual(1);
+      const moved = await pods(SIGNET_NAMESPACE, SIGNET_SELECTOR);
+      expect(moved.filter((p) => p.spec.nodeName === target)).toEqual([]);
+      log(
+        `drain: Signet on ${moved.map((p) => p.spec.nodeName).join(', ')}, never below ${minimumAvailable} available`,
+      );
+    });
+
+    it('with the registry stopped: scale-downs and label edits are admitted, new Pods denied as infrastructure', async () => {
+      const namespace = 'outage';
+      await createNamespace(kind(), namespace, { [INCLUDE_LABEL]: 'true' });
+      const neverVerified = await images.push('v4');
+      await deploy(namespace, 'steady', images.signed);
+      await kind().registry.stop();
+      try {
+        must(await kind().kubectl(['scale', 'deployment/steady', '--replicas=1', '-n', namespace]));
+        must(await kind().kubectl(['label', 'deployment/steady', 'tier=backend', '-n', namespace]));
+        const [pod] = await pods(namespace, 'app=steady');
+        must(
+          await kind().kubectl(['label', 'pod', pod?.metadata.name ?? '', 'checked=yes', '-n', namespace]),
+        );
+        must(
+          await kind().kubectl(['rollout', 'status', 'deployment/steady', '-n', namespace, '--timeout=60s'], {
+            timeoutMs: 70_000,
+          }),
+        );
+        const created = await kind().kubectl([
+          'run',
+          'new-pod',
+          '-n',
+          namespace,
+          `--image=${neverVerified}`,
+          '--restart=Never',
+        ]);
+        expect(deniedByWebhook(created), created.stderr).toBe(true);
+        expect(created.stderr).toContain('infrastructure failure');
+      } finally {
+        await kind().registry.start();
+      }
+      // Back up: the same Pod is admitted and runs.
+      must(
+        await kind().kubectl([
+          'run',
+          'new-pod',
+          '-n',
+          namespace,
+          `--image=${neverVerified}`,
+          '--restart=Never',
+        ]),
+      );
+      must(
+        await kind().kubectl(
+          ['wait', '--for=condition=Ready', 'pod/new-pod', '-n', namespace, '--timeout=90s'],
+          { timeoutMs: 100_000 },
+        ),
+      );
+    });
+
+    it('kubectl debug: a signed debug image runs as an ephemeral container, an unsigned one is denied', async () => {
+      const namespace = 'debug';
+      await createNamespace(kind(), namespace, { [INCLUDE_LABEL]: 'true' });
+      must(
+        await kind().kubectl([
+          'run',
+          'target',
+          '-n',
+          namespace,
+          `--image=${images.signed}`,
+          '--restart=Never',
+        ]),
+      );
+      must(
+        await kind().kubectl(
+          ['wait', '--for=condition=Ready', 'pod/target', '-n', namespace, '--timeout=90s'],
+          { timeoutMs: 100_000 },
+        ),
+      );
+      const signed = await kind().kubectl([
+        'debug',
+        'target',
+        '-n',
+        namespace,
+        `--image=${images.signed}`,
+        '--container=debug-signed',
+      ]);
+      expect(signed.exitCode, signed.stderr).toBe(0);
+      await poll('the signed debug container to run', 90_000, async () => {
+        const pod = await kind().getJson<PodStatus>(['pod', 'target', '-n', namespace]);
+        const status = pod?.status.ephemeralContainerStatuses?.find((s) => s.name === 'debug-signed');
+        return status?.state && 'running' in status.state ? true : JSON.stringify(status);
+      });
+      const unsigned = await kind().kubectl([
+        'debug',
+        'target',
+        '-n',
+        namespace,
+        `--image=${images.unsigned}`,
+        '--container=debug-unsigned',
+      ]);
+      expect(deniedByWebhook(unsigned), unsigned.stderr).toBe(true);
+    });
+  });
+});
