@@ -3,7 +3,8 @@ import { signetTestConfig } from '../../vitest.shared.ts';
 
 export default mergeConfig(
   signetTestConfig({
-    testTimeout: 30_000,
+    // A first KMS call loads its SDK: on a loaded machine that alone took over 10 s once.
+    testTimeout: 60_000,
     // The real-KMS files build Vault and cosign, and install moto, on a cold machine.
     hookTimeout: 1_800_000,
     // Error paths of the cloud SDK providers are only partly reached by the real-server tests.

@@ -45,7 +45,11 @@ describe('awskms:// keys against moto', () => {
     const unsigned = await bench.push('team/aws-unsigned');
     await bench.cosign.signWithKms(signed, uri, cosignEnv);
     const events: KmsKeyEvent[] = [];
-    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher(), onEvent: (e) => events.push(e) });
+    const store = new KmsKeyStore({
+      timeoutMs: 30_000,
+      fetcher: createKmsKeyFetcher(),
+      onEvent: (e) => events.push(e),
+    });
     const check = await bench.verify(kmsPolicy(uri), signed, store);
     expect(failure(check)).toBe('passed');
     expect(failure(await bench.verify(kmsPolicy(uri), unsigned, store))).toMatch(/no signature/);

@@ -89,13 +89,13 @@ describe('azurekms:// keys against a Key Vault REST stand-in', () => {
     const key = await bench.cosign.importKeyPair(pemFile, join(bench.runDir, 'azure-key'), 'pw');
     const image = await bench.push('team/azure');
     await bench.cosign.signLegacyKeyed(image, key);
-    const store = new KmsKeyStore({ fetcher: fetcher() });
+    const store = new KmsKeyStore({ timeoutMs: 30_000, fetcher: fetcher() });
     expect(failure(await bench.verify(kmsPolicy(`azurekms://${host}/cosign`), image, store))).toBe('passed');
     expect(seen.slice(0, 2)).toEqual(['GET /keys/cosign/ auth=no', 'GET /keys/cosign/ auth=yes']);
   });
 
   it('reports a key the vault does not have', async () => {
-    const store = new KmsKeyStore({ fetcher: fetcher() });
+    const store = new KmsKeyStore({ timeoutMs: 30_000, fetcher: fetcher() });
     const got = await store.lookup(`azurekms://${host}/missing`);
     expect(got.kind === 'unavailable' && got.error.message).toMatch(/no such key/);
   });

@@ -94,7 +94,10 @@ describe('gcpkms:// keys against a Cloud KMS REST stand-in', () => {
     const key = await bench.cosign.importKeyPair(pemFile, join(bench.runDir, 'gcp-key'), 'pw');
     const image = await bench.push('team/gcp');
     await bench.cosign.signLegacyKeyed(image, key);
-    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }) });
+    const store = new KmsKeyStore({
+      timeoutMs: 30_000,
+      fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }),
+    });
     expect(failure(await bench.verify(kmsPolicy(`gcpkms://${KEY}`), image, store))).toBe('passed');
     expect(requests).toContain(`GET /v1/${KEY}/cryptoKeyVersions/2/publicKey`);
     expect(tokens.size).toBeGreaterThan(0);
@@ -128,12 +131,18 @@ describe('gcpkms:// keys against a Cloud KMS REST stand-in', () => {
     const key = await bench.cosign.importKeyPair(pemFile, join(bench.runDir, 'gcp-example-key'), 'pw');
     const image = await bench.push('team/gcp-example');
     await bench.cosign.signLegacyKeyed(image, key);
-    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }) });
+    const store = new KmsKeyStore({
+      timeoutMs: 30_000,
+      fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }),
+    });
     expect(failure(await bench.verify(parseClusterImagePolicy(document), image, store))).toBe('passed');
   });
 
   it('reports what Cloud KMS answered for a key it does not have', async () => {
-    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }) });
+    const store = new KmsKeyStore({
+      timeoutMs: 30_000,
+      fetcher: createKmsKeyFetcher({ gcp: { endpoint: base } }),
+    });
     const missing = `gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/none`;
     const got = await store.lookup(missing);
     expect(got.kind === 'unavailable' && got.error.message).toMatch(/Cloud KMS answered 404/);

@@ -97,7 +97,7 @@ describe("policy-controller's KMS policies, verified against cosign signatures m
       AWS_ENDPOINT_URL_KMS: endpointUrl,
       SSL_CERT_FILE: tls.certPath,
     });
-    store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ aws: { ca: tls.pem } }) });
+    store = new KmsKeyStore({ timeoutMs: 30_000, fetcher: createKmsKeyFetcher({ aws: { ca: tls.pem } }) });
   }, SETUP_TIMEOUT);
 
   afterAll(async () => bench?.stop());

@@ -30,7 +30,10 @@ describe('hashivault:// keys against a Vault transit stand-in', () => {
   it('verifies what cosign signed through Vault, and picks up a rotated key on refresh', async () => {
     const image = await bench.push('team/vault');
     await bench.cosign.signWithKms(image, 'hashivault://release', vault.clientEnv);
-    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ env: vault.clientEnv }) });
+    const store = new KmsKeyStore({
+      timeoutMs: 30_000,
+      fetcher: createKmsKeyFetcher({ env: vault.clientEnv }),
+    });
     expect(failure(await bench.verify(kmsPolicy('hashivault://release'), image, store))).toBe('passed');
     // A rotation makes a new latest version; cosign-compatible verification uses the latest key.
     await vault.api('POST', 'transit/keys/release/rotate');
@@ -67,7 +70,10 @@ describe('hashivault:// keys against a Vault transit stand-in', () => {
     });
     const refused = await noToken.lookup('hashivault://release');
     expect(refused.kind === 'unavailable' && refused.error.message).toMatch(/no Vault token/);
-    const store = new KmsKeyStore({ fetcher: createKmsKeyFetcher({ env: vault.clientEnv }) });
+    const store = new KmsKeyStore({
+      timeoutMs: 30_000,
+      fetcher: createKmsKeyFetcher({ env: vault.clientEnv }),
+    });
     const unknown = await store.lookup('hashivault://nothing-here');
     expect(unknown.kind === 'unavailable' && unknown.error.message).toMatch(/Vault answered 404/);
   });
