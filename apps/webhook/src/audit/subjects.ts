@@ -8,6 +8,8 @@ import { pinToPulledDigests } from './pulled-images.js';
 export interface WorkloadRef {
   readonly kind: string;
   readonly name: string;
+  /** From the owner reference or the object (absent in manifests that have none). */
+  readonly uid?: string;
 }
 
 export interface AuditSubject {
@@ -59,13 +61,18 @@ class OwnerIndex {
 
   /** The topmost controller of `object` (its own reference when it has none). */
   topOf(object: KubeObject): WorkloadRef {
-    let current: WorkloadRef = { kind: object.kind ?? '', name: object.metadata?.name ?? '' };
+    const uid = object.metadata?.uid;
+    let current: WorkloadRef = {
+      kind: object.kind ?? '',
+      name: object.metadata?.name ?? '',
+      ...(typeof uid === 'string' ? { uid } : {}),
+    };
     let at: KubeObject | undefined = object;
     // Owner chains are short (Pod -> ReplicaSet -> Deployment); the bound guards against loops.
     for (let depth = 0; at !== undefined && depth < 8; depth++) {
       const owner = controllerOf(at);
       if (owner === undefined) break;
-      current = { kind: owner.kind, name: owner.name };
+      current = { kind: owner.kind, name: owner.name, uid: owner.uid };
       at = this.controllerObject(at);
     }
     return current;
