@@ -165,7 +165,6 @@ describe('Signet: audit of what runs', () => {
       ]);
       await poll('every Pod to run', 60_000, async () => {
         const pods = await cluster.getJson<{ items: { status?: { phase?: string } }[] }>([
-          'get',
           'pods',
           '-A',
           '-l',
@@ -348,7 +347,6 @@ describe('Signet: audit of what runs', () => {
     const reports = async (): Promise<Report[]> =>
       (
         await environment().cluster.getJson<{ items: Report[] }>([
-          'get',
           'policyreports.wgpolicyk8s.io',
           '-A',
           '-l',
@@ -365,7 +363,6 @@ describe('Signet: audit of what runs', () => {
     const leaseHolder = async () =>
       (
         await environment().cluster.getJson<{ spec?: { holderIdentity?: string } }>([
-          'get',
           'lease',
           'signet-audit',
           '--namespace',
@@ -375,7 +372,6 @@ describe('Signet: audit of what runs', () => {
     const nonCompliantEvents = async (name: string) =>
       (
         await environment().cluster.getJson<{ items: { reason: string; message: string }[] }>([
-          'get',
           'events',
           '--namespace',
           OPTED_IN,

@@ -53,7 +53,11 @@ function rowsOf(objects: readonly ObjectAudit[]): Row[] {
   const rows: Row[] = [{ cells: ['WORKLOAD', 'OBJECT', 'IMAGE', 'POLICY', 'RESULT', 'REASON'] }];
   for (const owner of [...byOwner.keys()].sort()) {
     let first = true;
-    for (const group of groupAlike(byOwner.get(owner) ?? [])) {
+    // The workload's own template first, then the Pods it runs.
+    const groups = groupAlike(byOwner.get(owner) ?? []).sort(
+      (a, b) => Number(!isOwner(a[0], owner)) - Number(!isOwner(b[0], owner)),
+    );
+    for (const group of groups) {
       const findings = group[0]?.findings ?? [];
       const label = objectLabel(group);
       const lines = findings.length > 0 ? findings : [undefined];
@@ -73,6 +77,10 @@ function rowsOf(objects: readonly ObjectAudit[]): Row[] {
     }
   }
   return rows;
+}
+
+function isOwner(object: ObjectAudit | undefined, owner: string): boolean {
+  return object !== undefined && `${object.kind}/${object.name}` === owner;
 }
 
 /** Objects of one kind with identical findings, in first-seen order. */
