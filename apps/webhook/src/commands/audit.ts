@@ -4,6 +4,7 @@
 // Pod by the digests its runtime pulled.
 import type { Writable } from 'node:stream';
 import type { KubeObject } from '@signet/k8s-types';
+import { remotePolicyFetcher } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
 import { auditTable } from '../audit/audit-table.js';
@@ -18,6 +19,7 @@ import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
+import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
@@ -161,7 +163,6 @@ function settingsOf(values: AuditValues): AuditSettings {
 export async function runAudit(flags: FlagValues, out: Writable, err: Writable): Promise<number> {
   const values = flags as AuditValues;
   const settings = settingsOf(values);
-  const note = (line: string) => err.write(`${line}\n`);
   // The cluster is read only when objects or policies come from it (the client costs ~90 MB).
   const kube =
     settings.manifests.length === 0 || settings.policyFiles.length === 0
@@ -171,7 +172,30 @@ export async function runAudit(flags: FlagValues, out: Writable, err: Writable):
     kube && settings.policyFiles.length === 0
       ? await kube.readPolicies(settings.signetNamespace)
       : await policiesFromFiles(settings);
-  const { snapshot, problems } = await compileSnapshot(policies, { namespace: settings.signetNamespace });
+  // CUE and Rego policies run in the engines' worker threads, loaded on the first such policy.
+  const engines = new WebhookPolicyEngines(createLogger({ level: 'silent' }));
+  try {
+    return await auditWith(values, settings, kube, policies, engines, out, err);
+  } finally {
+    await engines.close();
+  }
+}
+
+async function auditWith(
+  values: AuditValues,
+  settings: AuditSettings,
+  kube: Kube | undefined,
+  policies: PolicyObjects,
+  engines: WebhookPolicyEngines,
+  out: Writable,
+  err: Writable,
+): Promise<number> {
+  const note = (line: string) => err.write(`${line}\n`);
+  const { snapshot, problems } = await compileSnapshot(policies, {
+    namespace: settings.signetNamespace,
+    engines,
+    fetchRemotePolicy: remotePolicyFetcher(),
+  });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
   const { objects, namespaces } = await objectsToAudit(values, settings, kube);
