@@ -389,7 +389,12 @@ describe('Signet: audit of what runs', () => {
             insecureRegistries: insecure(),
             name: `signet-${identity}`,
             processName: `signet-${identity}`,
-            extraArgs: ['--audit-interval=1h', '--audit-all-namespaces', `--audit-identity=${identity}`],
+            extraArgs: [
+              '--audit-interval=1h',
+              '--audit-all-namespaces',
+              `--audit-identity=${identity}`,
+              '--shutdown-drain=0s',
+            ],
           }),
         );
     });

@@ -53,6 +53,9 @@ export class BackgroundScanner {
   readonly #settings: ScanSettings;
   readonly #random: () => number;
   #timer: NodeJS.Timeout | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  /** Scans failed in a row: the next try waits 5 s, doubling up to 5 minutes. */
+  #failures = 0;
   #debounce: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
@@ -76,6 +79,7 @@ export class BackgroundScanner {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#retry);
     clearTimeout(this.#debounce);
     this.#abort.abort(new Error('Signet is stopping'));
     await this.#running?.catch(() => undefined);
@@ -151,6 +155,7 @@ export class BackgroundScanner {
       metrics.record(audits.objects, finished, finished.getTime() - started);
       metrics.scans.inc({ outcome: 'completed' });
       this.#scannedPolicies = fingerprint;
+      this.#failures = 0;
       logger.info(
         {
           namespaces: audits.namespaces.length,
@@ -165,7 +170,16 @@ export class BackgroundScanner {
       );
     } catch (error) {
       metrics.scans.inc({ outcome: 'failed' });
-      logger.error({ err: error }, 'audit scan failed');
+      // An API server that is starting or a CRD just created (429), a timeout: try again soon,
+      // backing off, rather than an interval later.
+      const retryMs = Math.min(5000 * 2 ** this.#failures, 5 * 60_000);
+      this.#failures++;
+      logger.error({ err: error, retryMs }, 'audit scan failed');
+      if (!this.#stopped) {
+        clearTimeout(this.#retry);
+        this.#retry = setTimeout(() => void this.trigger(), retryMs);
+        this.#retry.unref();
+      }
     }
   }
 
@@ -200,10 +214,13 @@ export class BackgroundScanner {
         [...known.entries()].flatMap(([ns, workloads]) => [...workloads].map((w) => `${ns}/${w}`)),
       );
     }
-    const byNamespace = new Map<string, ObjectAudit[]>(namespaces.map((n) => [n.name, []]));
-    for (const audit of audits) byNamespace.get(audit.namespace)?.push(audit);
+    const byNamespace = new Map<string, ObjectAudit[]>();
+    for (const audit of audits)
+      byNamespace.set(audit.namespace, [...(byNamespace.get(audit.namespace) ?? []), audit]);
+    // A namespace where nothing runs gets no report (and loses the one it had).
+    const reported = namespaces.filter((n) => byNamespace.has(n.name));
     const now = new Date();
-    for (const { name, optedIn } of namespaces) {
+    for (const { name, optedIn } of reported) {
       const body = policyReportFor(name, byNamespace.get(name) ?? [], {
         optedIn,
         now,
@@ -211,12 +228,12 @@ export class BackgroundScanner {
       });
       await publisher.publish(apis, body);
     }
-    await publisher.prune(apis, new Set(namespaces.map((n) => n.name)));
+    await publisher.prune(apis, new Set(reported.map((n) => n.name)));
     // Events go to opted-in namespaces only: a preflight namespace's report is its preview.
     const optedIn = new Set(namespaces.filter((n) => n.optedIn).map((n) => n.name));
     const failing = failingWorkloads(audits.filter((a) => optedIn.has(a.namespace)));
     const sent = await events.recordNew(failing, this.#failing ?? new Set());
     this.#failing = new Set(failing.keys());
-    return { reports: apis.length > 0 ? namespaces.length : 0, events: sent };
+    return { reports: apis.length > 0 ? reported.length : 0, events: sent };
   }
 }
