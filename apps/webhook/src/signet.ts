@@ -244,7 +244,7 @@ export async function startSignet(
   const scanner =
     kube !== undefined && config.audit.intervalMs > 0
       ? (await import('./audit/start-scanner.js')).createBackgroundScanner({
-          kubeConfig: kube.kubeConfig,
+          client: kube.kubeClient,
           admission,
           logger,
           metrics,

@@ -1,8 +1,7 @@
 // One Warning Event per workload that newly fails policy (it was not failing at the previous scan,
 // or in the reports a previous leader left), on the workload itself: `kubectl describe` shows it.
 // Bounded per scan, so a new policy that fails a thousand workloads does not flood the API server.
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { withTimeout } from '../kube/deadline.js';
+import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../logger.js';
 import type { ObjectAudit } from './auditor.js';
 
@@ -49,12 +48,12 @@ export function failingWorkloads(audits: readonly ObjectAudit[]): Map<string, Fa
 }
 
 export class NonComplianceEvents {
-  readonly #core: CoreV1Api;
+  readonly #client: KubeClient;
   readonly #logger: Logger;
   readonly #maxPerScan: number;
 
-  constructor(kubeConfig: KubeConfig, logger: Logger, maxPerScan = 100) {
-    this.#core = kubeConfig.makeApiClient(CoreV1Api);
+  constructor(client: KubeClient, logger: Logger, maxPerScan = 100) {
+    this.#client = client;
     this.#logger = logger;
     this.#maxPerScan = maxPerScan;
   }
@@ -68,33 +67,32 @@ export class NonComplianceEvents {
         { newlyFailing: fresh.length, events: sent.length },
         'more newly failing workloads than Events per scan',
       );
-    const at = new Date();
+    const at = new Date().toISOString();
     await Promise.all(
       sent.map(async ([key, workload]) => {
         try {
-          await withTimeout(
-            'creating an Event',
-            5000,
-            this.#core.createNamespacedEvent({
-              namespace: workload.namespace,
-              body: {
-                metadata: { generateName: `${workload.name}.` },
-                involvedObject: {
-                  apiVersion: API_VERSIONS[workload.kind] ?? 'v1',
-                  kind: workload.kind,
-                  name: workload.name,
-                  namespace: workload.namespace,
-                  ...(workload.uid ? { uid: workload.uid } : {}),
-                },
-                reason: NON_COMPLIANT_REASON,
-                message: workload.message.slice(0, 1024),
-                type: 'Warning',
-                source: { component: 'signet-audit' },
-                firstTimestamp: at,
-                lastTimestamp: at,
-                count: 1,
+          await this.#client.create(
+            `/api/v1/namespaces/${encodeURIComponent(workload.namespace)}/events`,
+            {
+              apiVersion: 'v1',
+              kind: 'Event',
+              metadata: { generateName: `${workload.name}.` },
+              involvedObject: {
+                apiVersion: API_VERSIONS[workload.kind] ?? 'v1',
+                kind: workload.kind,
+                name: workload.name,
+                namespace: workload.namespace,
+                ...(workload.uid ? { uid: workload.uid } : {}),
               },
-            }),
+              reason: NON_COMPLIANT_REASON,
+              message: workload.message.slice(0, 1024),
+              type: 'Warning',
+              source: { component: 'signet-audit' },
+              firstTimestamp: at,
+              lastTimestamp: at,
+              count: 1,
+            },
+            { timeoutMs: 5000 },
           );
         } catch (error) {
           this.#logger.warn({ err: error, workload: key }, 'could not record a non-compliance Event');

@@ -1,8 +1,7 @@
 // Writes one PolicyReport per audited namespace (and an openreports.io Report where that API is
 // served), replacing the previous one, and deletes Signet's reports of namespaces no longer
 // audited. Each call has a timeout; a missing API is reported once, not on every scan.
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { statusOf, withTimeout } from '../kube/deadline.js';
+import { type KubeClient, statusOf } from '../kube/client.js';
 import type { Logger } from '../logger.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, type PolicyReportBody, REPORT_NAME } from './policy-reports.js';
 
@@ -18,21 +17,24 @@ export const REPORT_APIS: readonly ReportApi[] = [
   { group: 'openreports.io', version: 'v1alpha1', plural: 'reports', kind: 'Report' },
 ];
 
-interface Listed {
-  readonly items?: readonly { metadata?: { namespace?: string; name?: string } }[];
+interface ListedReport {
+  readonly metadata?: { readonly namespace?: string; readonly name?: string };
+  readonly results?: readonly { result?: string; properties?: { workload?: string } }[];
 }
 
 /** What the previous reports said: the workloads that were failing, by namespace. */
 export type KnownFailures = ReadonlyMap<string, ReadonlySet<string>>;
 
+const MANAGED = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
+
 export class ReportPublisher {
-  readonly #api: CustomObjectsApi;
+  readonly #client: KubeClient;
   readonly #logger: Logger;
   readonly #timeoutMs: number;
   readonly #missing = new Set<string>();
 
-  constructor(kubeConfig: KubeConfig, logger: Logger, timeoutMs = 10_000) {
-    this.#api = kubeConfig.makeApiClient(CustomObjectsApi);
+  constructor(client: KubeClient, logger: Logger, timeoutMs = 10_000) {
+    this.#client = client;
     this.#logger = logger;
     this.#timeoutMs = timeoutMs;
   }
@@ -42,7 +44,10 @@ export class ReportPublisher {
     const served: ReportApi[] = [];
     for (const api of REPORT_APIS) {
       try {
-        await this.#call(`listing ${api.plural}.${api.group}`, this.#list(api, 1));
+        await this.#client.get(collection(api), {
+          query: { ...MANAGED, limit: 1 },
+          timeoutMs: this.#timeoutMs,
+        });
         served.push(api);
         this.#missing.delete(api.group);
       } catch (error) {
@@ -57,25 +62,20 @@ export class ReportPublisher {
 
   /** Creates or replaces the report of `body`'s namespace, under every served API. */
   async publish(apis: readonly ReportApi[], body: PolicyReportBody): Promise<void> {
+    const namespace = body.metadata.namespace;
     for (const api of apis) {
-      const namespace = body.metadata.namespace;
       const object = { ...body, apiVersion: `${api.group}/${api.version}`, kind: api.kind };
-      const coordinates = { group: api.group, version: api.version, plural: api.plural, namespace };
+      const options = { timeoutMs: this.#timeoutMs };
       const existing = await this.#get(api, namespace);
       if (existing === undefined) {
-        await this.#call(
-          `creating ${api.kind} ${namespace}/${REPORT_NAME}`,
-          this.#api.createNamespacedCustomObject({ ...coordinates, body: object }),
-        );
+        await this.#client.create(namespaced(api, namespace), object, options);
       } else {
+        // The resourceVersion read: a concurrent writer makes this a conflict, not a lost update.
         const metadata = { ...object.metadata, resourceVersion: existing.metadata?.resourceVersion };
-        await this.#call(
-          `replacing ${api.kind} ${namespace}/${REPORT_NAME}`,
-          this.#api.replaceNamespacedCustomObject({
-            ...coordinates,
-            name: REPORT_NAME,
-            body: { ...object, metadata },
-          }),
+        await this.#client.replace(
+          `${namespaced(api, namespace)}/${REPORT_NAME}`,
+          { ...object, metadata },
+          options,
         );
       }
     }
@@ -84,21 +84,13 @@ export class ReportPublisher {
   /** Deletes Signet's reports outside `namespaces` (no longer audited, or no longer there). */
   async prune(apis: readonly ReportApi[], namespaces: ReadonlySet<string>): Promise<void> {
     for (const api of apis) {
-      const listed = (await this.#call(`listing ${api.plural}`, this.#list(api))) as Listed;
-      for (const item of listed.items ?? []) {
+      for (const item of await this.#list(api)) {
         const namespace = item.metadata?.namespace ?? '';
         if (namespaces.has(namespace) || item.metadata?.name !== REPORT_NAME) continue;
         try {
-          await this.#call(
-            `deleting ${api.kind} ${namespace}/${REPORT_NAME}`,
-            this.#api.deleteNamespacedCustomObject({
-              group: api.group,
-              version: api.version,
-              plural: api.plural,
-              namespace,
-              name: REPORT_NAME,
-            }),
-          );
+          await this.#client.request('DELETE', `${namespaced(api, namespace)}/${REPORT_NAME}`, {
+            timeoutMs: this.#timeoutMs,
+          });
         } catch (error) {
           if (statusOf(error) !== 404) throw error;
         }
@@ -108,14 +100,8 @@ export class ReportPublisher {
 
   /** The failing workloads of the existing reports, so a new leader does not repeat their Events. */
   async knownFailures(api: ReportApi): Promise<KnownFailures> {
-    const listed = (await this.#call(`listing ${api.plural}`, this.#list(api))) as {
-      items?: {
-        metadata?: { namespace?: string };
-        results?: { result?: string; properties?: { workload?: string } }[];
-      }[];
-    };
     const known = new Map<string, Set<string>>();
-    for (const item of listed.items ?? []) {
+    for (const item of await this.#list(api)) {
       const failing = new Set<string>();
       for (const result of item.results ?? [])
         if (result.result === 'fail' && result.properties?.workload) failing.add(result.properties.workload);
@@ -127,35 +113,28 @@ export class ReportPublisher {
   async #get(
     api: ReportApi,
     namespace: string,
-  ): Promise<{ metadata?: { resourceVersion?: string } } | undefined> {
+  ): Promise<(ListedReport & { metadata?: { resourceVersion?: string } }) | undefined> {
     try {
-      return (await this.#call(
-        `reading ${api.kind} ${namespace}/${REPORT_NAME}`,
-        this.#api.getNamespacedCustomObject({
-          group: api.group,
-          version: api.version,
-          plural: api.plural,
-          namespace,
-          name: REPORT_NAME,
-        }),
-      )) as { metadata?: { resourceVersion?: string } };
+      return await this.#client.get(`${namespaced(api, namespace)}/${REPORT_NAME}`, {
+        timeoutMs: this.#timeoutMs,
+      });
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
     }
   }
 
-  #list(api: ReportApi, limit?: number): Promise<unknown> {
-    return this.#api.listClusterCustomObject({
-      group: api.group,
-      version: api.version,
-      plural: api.plural,
-      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
-      ...(limit ? { limit } : {}),
-    });
+  async #list(api: ReportApi): Promise<ListedReport[]> {
+    return (
+      await this.#client.list<ListedReport>(collection(api), { query: MANAGED, timeoutMs: this.#timeoutMs })
+    ).items;
   }
+}
 
-  #call<T>(what: string, call: Promise<T>): Promise<T> {
-    return withTimeout(what, this.#timeoutMs, call);
-  }
+function collection(api: ReportApi): string {
+  return `/apis/${api.group}/${api.version}/${api.plural}`;
+}
+
+function namespaced(api: ReportApi, namespace: string): string {
+  return `/apis/${api.group}/${api.version}/namespaces/${encodeURIComponent(namespace)}/${api.plural}`;
 }

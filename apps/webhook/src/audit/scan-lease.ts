@@ -1,12 +1,28 @@
 // Only one replica scans: a coordination.k8s.io Lease, taken and renewed as client-go's leader
 // election does. Expiry is judged by when this replica last saw the Lease change (its own clock),
 // never by comparing another replica's timestamps with ours, so clock skew cannot split the lead.
-import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
-import { statusOf, withTimeout } from '../kube/deadline.js';
+import { type KubeClient, statusOf } from '../kube/client.js';
 import type { Logger } from '../logger.js';
 
+/** The fields of a coordination.k8s.io/v1 Lease the scan uses. */
+interface Lease {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+/** A MicroTime: RFC 3339 with microseconds, as the API server wants it. */
+function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, '000Z');
+}
+
 export interface ScanLeaseOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   readonly namespace: string;
   readonly name: string;
   /** This replica (the Pod's name): who holds the Lease. */
@@ -19,7 +35,7 @@ export interface ScanLeaseOptions {
 }
 
 export class ScanLease {
-  readonly #api: CoordinationV1Api;
+  readonly #client: KubeClient;
   readonly #options: ScanLeaseOptions;
   readonly #durationMs: number;
   readonly #now: () => number;
@@ -30,7 +46,7 @@ export class ScanLease {
   #stopped = false;
 
   constructor(options: ScanLeaseOptions) {
-    this.#api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.#client = options.client;
     this.#options = options;
     this.#durationMs = options.durationMs ?? 30_000;
     this.#now = options.now ?? Date.now;
@@ -55,7 +71,7 @@ export class ScanLease {
       if (lease?.spec?.holderIdentity === this.#options.identity) {
         lease.spec.holderIdentity = '';
         lease.spec.leaseDurationSeconds = 1;
-        await this.#call('releasing the scan Lease', this.#replace(lease));
+        await this.#replace(lease);
       }
     } catch (error) {
       this.#options.logger.warn({ err: error }, 'could not release the scan Lease');
@@ -86,24 +102,24 @@ export class ScanLease {
     const spec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(this.#durationMs / 1000),
-      renewTime: new V1MicroTime(now),
+      renewTime: microTime(now),
     };
     if (lease === undefined) {
-      await this.#call(
-        'creating the scan Lease',
-        this.#api.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace },
-            spec: { ...spec, acquireTime: new V1MicroTime(now), leaseTransitions: 0 },
-          },
-        }),
+      await this.#client.create(
+        this.#collection(),
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: { ...spec, acquireTime: microTime(now), leaseTransitions: 0 },
+        },
+        { timeoutMs: this.#timeoutMs() },
       );
       return true;
     }
     const current = lease.spec ?? {};
     const holder = current.holderIdentity ?? '';
-    const renewTime = current.renewTime ? new Date(current.renewTime).toISOString() : '';
+    const renewTime = current.renewTime ?? '';
     if (this.#observed?.renewTime !== renewTime || this.#observed.holder !== holder)
       this.#observed = { renewTime, holder, at: now };
     const durationMs = (current.leaseDurationSeconds ?? 0) * 1000;
@@ -114,31 +130,38 @@ export class ScanLease {
       ...current,
       ...spec,
       ...(takeover
-        ? { acquireTime: new V1MicroTime(now), leaseTransitions: (current.leaseTransitions ?? 0) + 1 }
+        ? { acquireTime: microTime(now), leaseTransitions: (current.leaseTransitions ?? 0) + 1 }
         : {}),
     };
     // The replace carries the resourceVersion we read: of two replicas taking over, one gets 409.
-    await this.#call('renewing the scan Lease', this.#replace(lease));
+    await this.#replace(lease);
     return true;
   }
 
-  async #read(): Promise<V1Lease | undefined> {
-    const { namespace, name } = this.#options;
+  async #read(): Promise<Lease | undefined> {
     try {
-      return await this.#call('reading the scan Lease', this.#api.readNamespacedLease({ namespace, name }));
+      return await this.#client.get<Lease>(`${this.#collection()}/${this.#options.name}`, {
+        timeoutMs: this.#timeoutMs(),
+      });
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
     }
   }
 
-  #replace(lease: V1Lease): Promise<V1Lease> {
-    const { namespace, name } = this.#options;
-    return this.#api.replaceNamespacedLease({ namespace, name, body: lease });
+  async #replace(lease: Lease): Promise<void> {
+    await this.#client.replace(`${this.#collection()}/${this.#options.name}`, lease, {
+      timeoutMs: this.#timeoutMs(),
+    });
   }
 
-  #call<T>(what: string, call: Promise<T>): Promise<T> {
-    return withTimeout(what, Math.max(1000, this.#durationMs / 3), call);
+  #collection(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#options.namespace)}/leases`;
+  }
+
+  /** A call must end well before the Lease would expire. */
+  #timeoutMs(): number {
+    return Math.max(1000, this.#durationMs / 3);
   }
 
   #set(leading: boolean): void {

@@ -1,7 +1,7 @@
 // Builds the background scanner from a cluster connection and the running admission parts; loaded
 // only when Signet reads a cluster and scanning is on.
 import { hostname } from 'node:os';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { Admission } from '../signet.js';
@@ -14,7 +14,7 @@ import { ReportPublisher } from './report-publisher.js';
 import { ScanLease } from './scan-lease.js';
 
 export interface ScannerSetup {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   readonly admission: Admission;
   readonly logger: Logger;
   readonly metrics: SignetMetrics;
@@ -24,11 +24,11 @@ export interface ScannerSetup {
 }
 
 export function createBackgroundScanner(setup: ScannerSetup): BackgroundScanner {
-  const { kubeConfig, admission, config, namespace } = setup;
+  const { client, admission, config, namespace } = setup;
   const logger = setup.logger.child({ component: 'audit' });
   let scanner: BackgroundScanner | undefined;
   const lease = new ScanLease({
-    kubeConfig,
+    client,
     namespace,
     name: config.leaseName,
     identity: config.identity ?? `${hostname()}-${process.pid}`,
@@ -39,9 +39,9 @@ export function createBackgroundScanner(setup: ScannerSetup): BackgroundScanner 
     {
       store: admission.store,
       service: admission.service,
-      inventory: new ClusterInventory(kubeConfig),
-      publisher: new ReportPublisher(kubeConfig, logger),
-      events: new NonComplianceEvents(kubeConfig, logger),
+      inventory: new ClusterInventory(client),
+      publisher: new ReportPublisher(client, logger),
+      events: new NonComplianceEvents(client, logger),
       lease,
       metrics: new AuditMetrics(setup.metrics.registry),
       logger,

@@ -163,7 +163,7 @@ function settingsOf(values: AuditValues): AuditSettings {
 export async function runAudit(flags: FlagValues, out: Writable, err: Writable): Promise<number> {
   const values = flags as AuditValues;
   const settings = settingsOf(values);
-  // The cluster is read only when objects or policies come from it (the client costs ~90 MB).
+  // The cluster is read only when objects or policies come from it.
   const kube =
     settings.manifests.length === 0 || settings.policyFiles.length === 0
       ? await loadKube(values.kubeconfig, values.context)
@@ -178,6 +178,7 @@ export async function runAudit(flags: FlagValues, out: Writable, err: Writable):
     return await auditWith(values, settings, kube, policies, engines, out, err);
   } finally {
     await engines.close();
+    kube?.client.close();
   }
 }
 
@@ -264,51 +265,47 @@ type Kube = Awaited<ReturnType<typeof loadKube>>;
 
 /** The cluster side of an audit: objects, policies (read once) and pull secrets. */
 async function loadKube(path: string | undefined, context: string | undefined) {
-  const [client, { ClusterInventory }, { ClusterPolicySource }, { KubePullSecretLookup }] = await Promise.all(
-    [
-      import('@kubernetes/client-node'),
-      import('../audit/cluster-inventory.js'),
-      import('../kube/cluster-source.js'),
-      import('../kube/pull-secrets.js'),
-    ],
-  );
-  const kubeConfig = new client.KubeConfig();
-  try {
-    if (path !== undefined) kubeConfig.loadFromFile(path);
-    else kubeConfig.loadFromDefault();
-  } catch (error) {
-    throw new InputError(`cannot read the kubeconfig: ${(error as Error).message}`);
-  }
-  if (context !== undefined) {
-    if (kubeConfig.getContextObject(context) === null)
-      throw new InputError(`no context ${JSON.stringify(context)} in the kubeconfig`);
-    kubeConfig.setCurrentContext(context);
-  }
-  if (kubeConfig.getCurrentCluster() === null) throw new InputError('the kubeconfig names no cluster');
+  const [
+    { KubeClient },
+    { loadKubeCredentials },
+    { ClusterInventory },
+    { ClusterPolicySource },
+    { KubePullSecretLookup },
+  ] = await Promise.all([
+    import('../kube/client.js'),
+    import('../kube/credentials.js'),
+    import('../audit/cluster-inventory.js'),
+    import('../kube/cluster-source.js'),
+    import('../kube/pull-secrets.js'),
+  ]);
+  const client = new KubeClient(loadKubeCredentials(path, process.env, undefined, context));
   return {
-    inventory: new ClusterInventory(kubeConfig),
-    pullSecrets: new KubePullSecretLookup(kubeConfig),
+    client,
+    inventory: new ClusterInventory(client),
+    pullSecrets: new KubePullSecretLookup(client),
     /** The policy objects as the webhook sees them, listed once. */
     async readPolicies(namespace: string): Promise<PolicyObjects> {
       const logger = createLogger({ level: 'silent' });
       const source = new ClusterPolicySource({
-        kubeConfig,
+        client,
         namespace,
         logger,
         onChange: () => {},
         debounceMs: 0,
       });
+      let timer: NodeJS.Timeout | undefined;
       try {
         await source.start();
-        const timeout = new Promise<never>((_, reject) =>
-          setTimeout(
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(
             () => reject(new InputError('could not list the policies within 30s (RBAC? is the cluster up?)')),
             30_000,
-          ).unref(),
-        );
+          );
+        });
         await Promise.race([source.synced, timeout]);
         return source.snapshot();
       } finally {
+        clearTimeout(timer);
         await source.stop();
       }
     },
