@@ -12,7 +12,14 @@ import { auditSubjectsWith } from '../audit/auditor.js';
 import { readManifests, readStdin } from '../audit/manifests.js';
 import { ProgressLine, verificationCounts } from '../audit/progress.js';
 import { auditSubjects } from '../audit/subjects.js';
-import { DOCKER_CONFIG_FLAG, INSECURE_REGISTRY_FLAG, policyFileFlag } from '../cli/common-flags.js';
+import {
+  CLOUD_CREDENTIALS_FLAG,
+  DOCKER_CONFIG_FLAG,
+  INSECURE_REGISTRY_FLAG,
+  PRIVATE_HOST_FLAG,
+  policyFileFlag,
+  REGISTRY_CA_FLAG,
+} from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
@@ -23,6 +30,7 @@ import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
+import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
 import { assembleAdmission } from '../signet.js';
 
 export const AUDIT_COMMAND: CommandSpec = {
@@ -87,6 +95,9 @@ export const AUDIT_COMMAND: CommandSpec = {
       description: 'table, json or yaml',
     },
     INSECURE_REGISTRY_FLAG,
+    PRIVATE_HOST_FLAG,
+    REGISTRY_CA_FLAG,
+    CLOUD_CREDENTIALS_FLAG,
     DOCKER_CONFIG_FLAG,
     {
       name: 'concurrency',
@@ -117,6 +128,9 @@ interface AuditValues {
   readonly 'signet-namespace'?: string;
   readonly output?: string;
   readonly 'insecure-registry'?: string[];
+  readonly 'registry-private-host'?: string[];
+  readonly 'registry-ca-file'?: string[];
+  readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;
   readonly concurrency?: string;
   readonly timeout?: string;
@@ -163,6 +177,7 @@ function settingsOf(values: AuditValues): AuditSettings {
 export async function runAudit(flags: FlagValues, out: Writable, err: Writable): Promise<number> {
   const values = flags as AuditValues;
   const settings = settingsOf(values);
+  const registries = registrySettingsFrom(values);
   // The cluster is read only when objects or policies come from it.
   const kube =
     settings.manifests.length === 0 || settings.policyFiles.length === 0
@@ -175,7 +190,7 @@ export async function runAudit(flags: FlagValues, out: Writable, err: Writable):
   // CUE and Rego policies run in the engines' worker threads, loaded on the first such policy.
   const engines = new WebhookPolicyEngines(createLogger({ level: 'silent' }));
   try {
-    return await auditWith(values, settings, kube, policies, engines, out, err);
+    return await auditWith(values, { ...settings, registries }, kube, policies, engines, out, err);
   } finally {
     await engines.close();
     kube?.client.close();
@@ -184,7 +199,7 @@ export async function runAudit(flags: FlagValues, out: Writable, err: Writable):
 
 async function auditWith(
   values: AuditValues,
-  settings: AuditSettings,
+  settings: AuditSettings & { readonly registries: RegistrySettings },
   kube: Kube | undefined,
   policies: PolicyObjects,
   engines: WebhookPolicyEngines,
@@ -207,7 +222,8 @@ async function auditWith(
   const admission = assembleAdmission({
     logger: createLogger({ level: 'silent' }),
     metrics,
-    insecureRegistries: values['insecure-registry'] ?? [],
+    insecureRegistries: settings.registries.insecureRegistries,
+    registries: settings.registries,
     resolveDigests: true,
     ...(kube ? { pullSecrets: kube.pullSecrets } : {}),
     ...(keychain ? { credentials: keychain } : {}),
