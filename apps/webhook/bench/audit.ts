@@ -13,7 +13,6 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as testbed from '@signet/testbed';
-import { stringify } from 'yaml';
 import { startCountingProxy } from './counting-proxy.ts';
 import { memoryOf } from './proc-stats.ts';
 
@@ -65,10 +64,11 @@ spec:
 }
 
 /**
- * `count` running Pods in 50 namespaces: spec `team/app:vN` (a tag), status `imageID` the digest
- * the runtime pulled, as a kubelet reports it; Pod i runs digest i mod 200.
+ * `count` running Pods in 50 namespaces, as `kubectl get pods -A -o json` prints them: spec
+ * `team/app:vN` (a tag), status `imageID` the digest the runtime pulled, as a kubelet reports it;
+ * Pod i runs digest i mod 200.
  */
-function podsYaml(host: string, digests: readonly string[], count: number): string {
+function podsJson(host: string, digests: readonly string[], count: number): string {
   const items = Array.from({ length: count }, (_, i) => {
     const n = i % digests.length;
     return {
@@ -84,7 +84,7 @@ function podsYaml(host: string, digests: readonly string[], count: number): stri
       },
     };
   });
-  return stringify({ apiVersion: 'v1', kind: 'List', items });
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 }
 
 /** One `signet audit -f` process; its peak RSS read from /proc while it runs. */
@@ -141,8 +141,8 @@ async function main(): Promise<void> {
     ];
     const results: { name: string; pods: number; runs: Run[] }[] = [];
     for (const c of cases) {
-      const file = join(runDir, `pods-${c.pods}.yaml`);
-      await writeFile(file, podsYaml(proxy.host, digests, c.pods));
+      const file = join(runDir, `pods-${c.pods}.json`);
+      await writeFile(file, podsJson(proxy.host, digests, c.pods));
       const args = [
         '-f',
         file,

@@ -30,17 +30,31 @@ export async function readManifests(
   return objects;
 }
 
+/** The objects of one parsed document: itself, or a `List`'s items. */
+function objectsOf(value: unknown, where: string): KubeObject[] {
+  if (value === null || value === undefined) return [];
+  if (!isObject(value)) throw new InputError(`${where}: not a Kubernetes object`);
+  const items = value.kind === 'List' && Array.isArray(value.items) ? value.items : [value];
+  return items.filter((item): item is KubeObject => isObject(item));
+}
+
 /** Every object of a YAML or JSON text; items of a `List` are objects of their own. */
 export function manifestObjects(text: string, source: string): KubeObject[] {
+  // `kubectl get pods -A -o json` of a large cluster is megabytes: JSON.parse holds a fraction of
+  // the memory of a YAML document model for the same text.
+  if (/^\s*\{/.test(text)) {
+    try {
+      return objectsOf(JSON.parse(text), source);
+    } catch (error) {
+      if (error instanceof InputError) throw error;
+      // Not JSON after all (a YAML flow mapping): the YAML parser says what is wrong.
+    }
+  }
   const objects: KubeObject[] = [];
   parseAllDocuments(text).forEach((document, index) => {
     const [error] = document.errors;
     if (error) throw new InputError(`${source}: document ${index + 1}: ${yamlProblem(error)}`);
-    const value: unknown = document.toJS({ maxAliasCount: 100 });
-    if (value === null || value === undefined) return;
-    if (!isObject(value)) throw new InputError(`${source}: document ${index + 1}: not a Kubernetes object`);
-    const items = value.kind === 'List' && Array.isArray(value.items) ? value.items : [value];
-    for (const item of items) if (isObject(item)) objects.push(item as KubeObject);
+    objects.push(...objectsOf(document.toJS({ maxAliasCount: 100 }), `${source}: document ${index + 1}`));
   });
   return objects;
 }
