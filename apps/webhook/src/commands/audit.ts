@@ -4,7 +4,8 @@
 // Pod by the digests its runtime pulled.
 import type { Writable } from 'node:stream';
 import type { KubeObject } from '@signet/k8s-types';
-import { remotePolicyFetcher } from '@signet/verifier';
+import { createKmsKeyFetcher } from '@signet/kms';
+import { KmsKeyStore, remotePolicyFetcher } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
 import { auditTable } from '../audit/audit-table.js';
@@ -211,6 +212,8 @@ async function auditWith(
     namespace: settings.signetNamespace,
     engines,
     fetchRemotePolicy: remotePolicyFetcher(),
+    // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.
+    kmsKeys: new KmsKeyStore({ fetcher: createKmsKeyFetcher() }),
   });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
