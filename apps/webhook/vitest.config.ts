@@ -7,6 +7,14 @@ export default signetTestConfig({
     // Covered against a real API server by the e2e suite (e2e/test/webhook-kube.test.ts), which
     // this package's tests cannot start.
     'src/kube/**',
+    // The same for the audit's cluster side (listing, reports, Lease, Events, the scan loop and
+    // `signet audit --kubeconfig`): e2e/test/signet-audit.test.ts runs it on a real control plane.
+    'src/audit/cluster-inventory.ts',
+    'src/audit/report-publisher.ts',
+    'src/audit/scan-lease.ts',
+    'src/audit/noncompliance-events.ts',
+    'src/audit/background-scanner.ts',
+    'src/audit/start-scanner.ts',
     // Process entry points: started as real processes by test/admission/admission-service.test.ts.
     'src/bin/**',
     'src/commands/serve.ts',

@@ -30,6 +30,13 @@ export interface SignetWebhookOptions {
   readonly readyTimeoutMs?: number;
   /** `ready` (default): until `/readyz` answers 200; `listening`: until it serves, ready or not. */
   readonly waitFor?: 'ready' | 'listening';
+  /**
+   * More `signet serve` flags. The background audit is off (`--audit-interval=0`) unless these
+   * set it: scenarios that do not test it get no scans beside their admissions.
+   */
+  readonly extraArgs?: readonly string[];
+  /** The process's name in the group, and its log file's (default `signet`). */
+  readonly processName?: string;
 }
 
 export interface SignetWebhook extends WebhookUnderTest {
@@ -101,10 +108,13 @@ export async function startSignet(options: SignetWebhookOptions): Promise<Signet
     ...options.insecureRegistries.map((host) => `--insecure-registry=${host}`),
     ...(options.cacheTtl ? [`--cache-ttl=${options.cacheTtl}`] : []),
     `--log-level=${options.logLevel ?? 'info'}`,
+    ...(options.extraArgs?.some((a) => a.startsWith('--audit-interval')) ? [] : ['--audit-interval=0']),
+    ...(options.extraArgs ?? []),
   ];
   const opsUrl = `http://127.0.0.1:${opsPort}`;
   const managed = await startSignetProcess({
     group,
+    ...(options.processName ? { name: options.processName } : {}),
     args,
     opsUrl,
     ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
@@ -170,9 +180,10 @@ export function startSignetProcess(options: {
   readonly opsUrl: string;
   readonly readyTimeoutMs?: number;
   readonly waitFor?: 'ready' | 'listening';
+  readonly name?: string;
 }): Promise<ManagedProcess> {
   return options.group.start({
-    name: 'signet',
+    name: options.name ?? 'signet',
     // The pinned Node 24 that runs this process (pnpm puts the `node` devDependency first on PATH).
     command: process.execPath,
     args: options.args,

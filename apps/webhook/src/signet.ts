@@ -240,6 +240,18 @@ export async function startSignet(
     throw error;
   });
 
+  // The background scan needs a cluster to read; with policy files there is none.
+  const scanner =
+    kube !== undefined && config.audit.intervalMs > 0
+      ? (await import('./audit/start-scanner.js')).createBackgroundScanner({
+          client: kube.kubeClient,
+          admission,
+          logger,
+          metrics,
+          config: config.audit,
+          namespace: config.namespace,
+        })
+      : undefined;
   let source: ClusterPolicySource | undefined;
   if (fromFiles !== undefined) {
     await apply(fromFiles);
@@ -248,9 +260,10 @@ export async function startSignet(
       client: kube.kubeClient,
       namespace: config.namespace,
       logger,
-      onChange: (objects) => void apply(objects),
+      onChange: (objects) => void apply(objects).then(() => scanner?.policiesChanged()),
     });
     await source.start();
+    scanner?.start();
   }
 
   const running = servers;
@@ -260,6 +273,7 @@ export async function startSignet(
     watcher?.stop();
     selfManaged?.stop();
     await source?.stop();
+    await scanner?.stop();
     await running.close(graceMs);
     await engines.close();
     kube?.kubeClient.close();

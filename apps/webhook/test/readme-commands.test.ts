@@ -10,6 +10,7 @@ const readme = readFileSync(new URL('README.md', root), 'utf8');
 const commands = [...readme.matchAll(/^pnpm signet (verify --resource .+)$/gm)].map((m) =>
   (m[1] as string).split(' '),
 );
+const audits = [...readme.matchAll(/^pnpm signet (audit -f .+)$/gm)].map((m) => (m[1] as string).split(' '));
 
 class Capture extends Writable {
   text = '';
@@ -22,6 +23,21 @@ class Capture extends Writable {
 describe("the root README's signet commands", () => {
   it('are there', () => {
     expect(commands).toHaveLength(2);
+    expect(audits).toHaveLength(1);
+  });
+
+  it('audit -f prints the table the README shows and exits 1', async () => {
+    const cwd = process.cwd();
+    process.chdir(new URL('.', root).pathname);
+    try {
+      const stdout = new Capture();
+      const stderr = new Capture();
+      expect(await main([...(audits[0] as string[]), '-q'], { stdout, stderr })).toBe(1);
+      expect(stderr.text).toBe('');
+      expect(readme).toContain(`\`\`\`\n${stdout.text}\`\`\``);
+    } finally {
+      process.chdir(cwd);
+    }
   });
 
   it.each([

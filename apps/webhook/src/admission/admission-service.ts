@@ -126,7 +126,10 @@ export class AdmissionService {
     const verdicts = results.map((r) => ('checks' in r ? r.verdict : r));
     const outcome = summarizeAdmission(decision, verdicts);
     const response = validatingResponse(outcome);
-    const details = verifications.length > 0 ? { verifications } : {};
+    const details = {
+      ...(verifications.length > 0 ? { verifications } : {}),
+      ...(verdicts.length > 0 ? { verdicts } : {}),
+    };
     if (!outcome.allowed) {
       const denied = outcome.failures.filter((f) => f.denied);
       const failed = denied.some((f) => f.kind === 'infrastructure') ? 'infrastructure' : 'policy';

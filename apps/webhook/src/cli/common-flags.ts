@@ -44,3 +44,11 @@ export const CLOUD_CREDENTIALS_FLAG: FlagSpec = {
   value: 'NAME',
   description: "registry credentials from the workload's cloud identity, after pull secrets: ecr, gcp or acr",
 };
+
+export const DOCKER_CONFIG_FLAG: FlagSpec = {
+  name: 'docker-config',
+  type: 'string',
+  value: 'FILE',
+  default: '$DOCKER_CONFIG/config.json or ~/.docker/config.json',
+  description: 'registry credentials',
+};

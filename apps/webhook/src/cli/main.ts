@@ -1,14 +1,15 @@
 // The `signet` command: `signet serve` runs the admission webhook, `signet verify` checks an image
-// or a manifest against policy YAML from a shell.
+// or a manifest against policy YAML from a shell, `signet audit` judges what runs in a cluster.
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
+import { AUDIT_COMMAND, runAudit } from '../commands/audit.js';
 import { runServe } from '../commands/serve.js';
 import { SERVE_COMMAND, serveConfigFrom } from '../commands/serve-config.js';
 import { runVerify, VERIFY_COMMAND } from '../commands/verify.js';
 import { UsageError, userMessage } from '../errors.js';
 import { type CommandSpec, helpText, parseCommandLine } from './flags.js';
 
-export const COMMANDS: readonly CommandSpec[] = [SERVE_COMMAND, VERIFY_COMMAND];
+export const COMMANDS: readonly CommandSpec[] = [SERVE_COMMAND, VERIFY_COMMAND, AUDIT_COMMAND];
 
 export function version(): string {
   const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -44,6 +45,7 @@ export async function main(
     const { values, positionals } = parseCommandLine(command, rest);
     if (values.help) return print(helpText(command), 0);
     if (command === SERVE_COMMAND) return await runServe(serveConfigFrom(values, process.env));
+    if (command === AUDIT_COMMAND) return await runAudit(values, streams.stdout, streams.stderr);
     return await runVerify(positionals, values, streams.stdout, streams.stderr);
   } catch (error) {
     const message = userMessage(error);

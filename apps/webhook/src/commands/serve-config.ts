@@ -1,3 +1,4 @@
+import { AUDIT_SERVE_FLAGS, type AuditServeConfig, auditServeConfigFrom } from '../audit/audit-flags.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   INSECURE_REGISTRY_FLAG,
@@ -136,6 +137,7 @@ export const SERVE_COMMAND: CommandSpec = {
       default: '10s',
       description: 'after the drain: time in-flight reviews get to finish',
     },
+    ...AUDIT_SERVE_FLAGS,
     {
       name: 'log-level',
       type: 'string',
@@ -253,6 +255,8 @@ export interface ServeConfig {
   /** How often KMS public keys (`key.kms`) are fetched again; never per admission. */
   readonly kmsRefreshMs: number;
   readonly tuf: TufConfig;
+  /** The background scan (cluster only). */
+  readonly audit: AuditServeConfig;
 }
 
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
@@ -324,6 +328,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     shutdownDrainMs: duration(values['shutdown-drain'], '5s', 'shutdown-drain'),
     shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,
+    audit: auditServeConfigFrom(flags, env),
   };
 }
 

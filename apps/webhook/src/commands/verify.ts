@@ -1,41 +1,37 @@
 // `signet verify`: judges an image, or every workload of a manifest, by the webhook's own path: the
 // mutating endpoint pins tags, the patch is applied as the API server would, then the validating
 // endpoint decides. Nothing is sent to a cluster.
-
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { describeCause } from '@signet/core';
-import { type AdmissionRequest, isObject, type KubeObject } from '@signet/k8s-types';
+import type { AdmissionRequest, KubeObject } from '@signet/k8s-types';
 import { createKmsKeyFetcher } from '@signet/kms';
 import {
   type AuthorityCheck,
   type ImageVerification,
-  Keychain,
   KmsKeyStore,
   type PolicyCheck,
   remotePolicyFetcher,
 } from '@signet/verifier';
-import { parseAllDocuments } from 'yaml';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
-import { applyPatch } from '../admission/json-patch.js';
+import { judgeCreate } from '../admission/judge-create.js';
+import { manifestObjects, readStdin } from '../audit/manifests.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
+  DOCKER_CONFIG_FLAG,
   INSECURE_REGISTRY_FLAG,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
 } from '../cli/common-flags.js';
+import { dockerCredentials } from '../cli/docker-credentials.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
-import { budgetFor, type Endpoint, type ReviewOutcome } from '../http/admission-app.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
-import { loadPolicyFile, requireUsablePolicyFiles, yamlProblem } from '../policy/policy-file.js';
+import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
 import { mergePolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
 import { registrySettingsFrom } from '../registry-settings.js';
@@ -68,13 +64,7 @@ export const VERIFY_COMMAND: CommandSpec = {
     PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
     CLOUD_CREDENTIALS_FLAG,
-    {
-      name: 'docker-config',
-      type: 'string',
-      value: 'FILE',
-      default: '$DOCKER_CONFIG/config.json or ~/.docker/config.json',
-      description: 'registry credentials',
-    },
+    DOCKER_CONFIG_FLAG,
     {
       name: 'timeout',
       type: 'string',
@@ -171,37 +161,6 @@ async function subjectsOf(positionals: readonly string[], values: VerifyValues):
   return objects;
 }
 
-function manifestObjects(text: string, source: string): KubeObject[] {
-  const objects: KubeObject[] = [];
-  parseAllDocuments(text).forEach((document, index) => {
-    const [error] = document.errors;
-    if (error) throw new InputError(`${source}: document ${index + 1}: ${yamlProblem(error)}`);
-    const value: unknown = document.toJS({ maxAliasCount: 100 });
-    if (value === null || value === undefined) return;
-    if (!isObject(value)) throw new InputError(`${source}: document ${index + 1}: not a Kubernetes object`);
-    const items = value.kind === 'List' && Array.isArray(value.items) ? value.items : [value];
-    for (const item of items) if (isObject(item)) objects.push(item as KubeObject);
-  });
-  return objects;
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function credentials(path: string | undefined) {
-  const file = path ?? join(process.env.DOCKER_CONFIG ?? join(homedir(), '.docker'), 'config.json');
-  try {
-    return Keychain.fromDockerConfig(readFileSync(file, 'utf8'), file);
-  } catch (error) {
-    if (path !== undefined)
-      throw new InputError(`cannot read --docker-config ${path}: ${(error as Error).message}`);
-    return undefined;
-  }
-}
-
 async function loadAdmission(
   files: readonly string[],
   namespace: string,
@@ -222,7 +181,7 @@ async function loadAdmission(
   });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
-  const keychain = credentials(values['docker-config']);
+  const keychain = dockerCredentials(values['docker-config']);
   const admission = assembleAdmission({
     logger: createLogger({ level: 'silent' }),
     metrics: new SignetMetrics({ defaultMetrics: false }),
@@ -242,10 +201,7 @@ async function judge(
   request: AdmissionRequest,
   timeoutMs: number,
 ): Promise<ObjectReport> {
-  const mutated = await review(admission, 'mutate', request, timeoutMs);
-  const patch = mutated.response.patch;
-  const object = patch && request.object ? applyPatch(request.object, patch) : request.object;
-  const validated = await review(admission, 'validate', { ...request, object }, timeoutMs);
+  const { pinned, validated } = await judgeCreate(admission.service, request, timeoutMs);
   const message = validated.response.status?.message;
   return {
     kind: request.kind.kind,
@@ -255,43 +211,9 @@ async function judge(
     rule: validated.rule,
     denials: validated.response.allowed || message === undefined ? [] : message.split('\n'),
     warnings: validated.response.warnings ?? [],
-    pinned: pinnedImages(request.object, object),
+    pinned,
     images: validated.verifications ?? [],
   };
-}
-
-async function review(
-  admission: Admission,
-  endpoint: Endpoint,
-  request: AdmissionRequest,
-  timeoutMs: number,
-): Promise<ReviewOutcome> {
-  const budgetMs = budgetFor(timeoutMs);
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(`timed out after ${budgetMs} ms`)), budgetMs);
-  try {
-    return await admission.service.review(endpoint, request, {
-      signal: controller.signal,
-      deadline: Date.now() + budgetMs,
-      budgetMs,
-    });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function pinnedImages(before: KubeObject | null, after: KubeObject | null): Record<string, string> {
-  const pinned: Record<string, string> = {};
-  const walk = (a: unknown, b: unknown, path: string) => {
-    if (typeof a === 'string' && typeof b === 'string' && a !== b) pinned[path] = b;
-    if (isObject(a) && isObject(b))
-      for (const key of Object.keys(a)) walk(a[key], b[key], path ? `${path}.${key}` : key);
-    if (Array.isArray(a) && Array.isArray(b)) {
-      for (const [i, item] of a.entries()) walk(item, b[i], `${path}[${i}]`);
-    }
-  };
-  walk(before, after, '');
-  return pinned;
 }
 
 function printText(reports: readonly ObjectReport[], single: boolean, write: (line: string) => void): void {

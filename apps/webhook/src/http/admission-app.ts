@@ -4,6 +4,7 @@
 // bytes being read and in time; heavy ones are parsed one per event-loop turn, so the cheap
 // decisions of a flood's neighbours stay fast.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { ImageVerdict } from '@signet/core';
 import {
   type AdmissionAnswer,
   type AdmissionRequest,
@@ -44,6 +45,8 @@ export interface ReviewOutcome {
   readonly reason?: string;
   /** Per verified image, what the verifier found (for `signet verify`; not sent to the API server). */
   readonly verifications?: readonly ImageVerification[];
+  /** Per image, core's verdict, settled ones (no policy matched, tag not pinned) included (for audits). */
+  readonly verdicts?: readonly ImageVerdict[];
 }
 
 export type ReviewHandler = (

@@ -66,8 +66,17 @@ function bytes(entry: Json, key: string, dir: string): Buffer | undefined {
   return undefined;
 }
 
-/** The credentials of a kubeconfig file's current context. Throws InputError for what it cannot use. */
-export function fromKubeconfig(file: string): KubeCredentials {
+function currentContext(config: Json, file: string): string {
+  const current = config['current-context'];
+  if (typeof current !== 'string' || current === '') throw new InputError(`${file}: no current-context`);
+  return current;
+}
+
+/**
+ * The credentials of a kubeconfig file's current context (or of `contextName`, `signet audit
+ * --context`). Throws InputError for what it cannot use.
+ */
+export function fromKubeconfig(file: string, requested = ''): KubeCredentials {
   let config: Json;
   try {
     config = parse(readFileSync(file, 'utf8')) as Json;
@@ -77,9 +86,7 @@ export function fromKubeconfig(file: string): KubeCredentials {
     });
   }
   const dir = dirname(file);
-  const contextName = config['current-context'];
-  if (typeof contextName !== 'string' || contextName === '')
-    throw new InputError(`${file}: no current-context`);
+  const contextName = requested || currentContext(config, file);
   const context = named(config.contexts, contextName, 'context', file);
   const cluster = named(config.clusters, String(context.cluster), 'cluster', file);
   const user = context.user === undefined ? {} : named(config.users, String(context.user), 'user', file);
@@ -119,12 +126,14 @@ export function loadKubeCredentials(
   path: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
   serviceAccountRoot = SERVICE_ACCOUNT,
+  context?: string,
 ): KubeCredentials {
-  if (path !== undefined) return fromKubeconfig(path);
+  if (path !== undefined) return fromKubeconfig(path, context);
   const fromEnv = env.KUBECONFIG?.split(':').find((f) => f !== '' && existsSync(f));
-  if (fromEnv) return fromKubeconfig(fromEnv);
+  if (fromEnv) return fromKubeconfig(fromEnv, context);
   const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  if (existsSync(home)) return fromKubeconfig(home);
+  if (existsSync(home)) return fromKubeconfig(home, context);
+  if (context !== undefined) throw new InputError(`--context ${context}: no kubeconfig to find it in`);
   const cluster = inCluster(env, serviceAccountRoot);
   if (cluster) return cluster;
   throw new InputError(

@@ -118,6 +118,9 @@ export class Reflector {
 
   #pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
+      // Stopped already (a watch ended by stop() returns here): no 'abort' event will come, and
+      // an unref'd timer alone would let a short-lived process exit with stop() unsettled.
+      if (this.#stop.signal.aborted) return resolve();
       const timer = setTimeout(resolve, ms);
       timer.unref();
       this.#stop.signal.addEventListener('abort', () => {

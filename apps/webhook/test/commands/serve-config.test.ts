@@ -27,6 +27,14 @@ describe('signet serve flags', () => {
       logLevel: 'info',
       kmsRefreshMs: 300_000,
       tuf: { mirror: undefined, rootFile: undefined, cacheDir: undefined, refreshMs: 3_600_000 },
+      audit: {
+        intervalMs: 3_600_000,
+        allNamespaces: false,
+        concurrency: 4,
+        maxResults: 500,
+        leaseName: 'signet-audit',
+        identity: undefined,
+      },
     });
     expect(serveConfigFrom({ ...files, host: '127.0.0.1' }, { POD_NAMESPACE: 'sig' })).toMatchObject({
       namespace: 'sig',

@@ -62,6 +62,33 @@ describe('kubeconfig credentials', () => {
     ).toBe(true);
   });
 
+  it('uses another context when asked (signet audit --context)', () => {
+    const file = join(dir, 'two-contexts');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        'current-context': 'ctx',
+        contexts: [
+          { name: 'ctx', context: { cluster: 'c', user: 'u' } },
+          { name: 'other', context: { cluster: 'd', user: 'u' } },
+        ],
+        clusters: [
+          { name: 'c', cluster: { server: 'https://127.0.0.1:6443' } },
+          { name: 'd', cluster: { server: 'https://127.0.0.1:7443' } },
+        ],
+        users: [{ name: 'u', user: { token: 't' } }],
+      }),
+    );
+    expect(fromKubeconfig(file).server).toBe('https://127.0.0.1:6443');
+    expect(loadKubeCredentials(file, {}, '/nonexistent', 'other')).toMatchObject({
+      server: 'https://127.0.0.1:7443',
+      source: `${file} (context other)`,
+    });
+    expect(() => fromKubeconfig(file, 'missing')).toThrow(
+      new InputError(`${file}: no context named "missing"`),
+    );
+  });
+
   it('refuses what it cannot use with one clear line', () => {
     expect(() => fromKubeconfig(kubeconfig('exec', { exec: { command: 'aws' } }))).toThrow(
       /authenticates with a credential plugin, which signet does not run/,

@@ -1,0 +1,239 @@
+// The server's background audit: on a jittered schedule and when policies change, the replica
+// holding the scan Lease re-verifies what runs in opted-in namespaces (or, for preflight, in every
+// namespace Signet could intercept) through the admission pipeline, sharing its verification cache
+// and bounded by its own concurrency, then publishes PolicyReports, metrics and Events.
+import type { AdmissionService } from '../admission/admission-service.js';
+import type { Logger } from '../logger.js';
+import type { PolicySnapshot, PolicyStore } from '../policy/policy-store.js';
+import type { AuditMetrics } from './audit-metrics.js';
+import { auditSubjectsWith, type ObjectAudit } from './auditor.js';
+import type { ClusterInventory } from './cluster-inventory.js';
+import { failingWorkloads, type NonComplianceEvents } from './noncompliance-events.js';
+import { policyReportFor, type ReportLimits } from './policy-reports.js';
+import type { ReportPublisher } from './report-publisher.js';
+import type { ScanLease } from './scan-lease.js';
+import { auditSubjects } from './subjects.js';
+
+export interface ScanSettings {
+  /** Time between scans (before jitter); 0 scans only when policies change. */
+  readonly intervalMs: number;
+  /** Every namespace Signet could intercept, not only opted-in ones (preflight reports). */
+  readonly allNamespaces: boolean;
+  /** Objects judged at once. */
+  readonly concurrency: number;
+  /** Time per object and endpoint. */
+  readonly timeoutMs: number;
+  readonly limits: ReportLimits;
+  /** Signet's namespace (never audited). */
+  readonly signetNamespace: string;
+  /** Wait after a policy change before scanning (changes come in bursts). */
+  readonly debounceMs?: number;
+}
+
+export interface BackgroundScannerParts {
+  readonly store: PolicyStore;
+  readonly service: Pick<AdmissionService, 'review'>;
+  readonly inventory: Pick<ClusterInventory, 'read'>;
+  readonly publisher: ReportPublisher;
+  readonly events: NonComplianceEvents;
+  readonly lease: Pick<ScanLease, 'leading' | 'start' | 'stop'>;
+  readonly metrics: AuditMetrics;
+  readonly logger: Logger;
+  readonly random?: () => number;
+}
+
+/** What makes the policies differ for verification: each policy's revision and the no-match policy. */
+function fingerprintOf(snapshot: PolicySnapshot): string {
+  const revisions = snapshot.set.policies.map((p) => p.verify.revision).sort();
+  return JSON.stringify([revisions, snapshot.config.noMatchPolicy]);
+}
+
+export class BackgroundScanner {
+  readonly #parts: BackgroundScannerParts;
+  readonly #settings: ScanSettings;
+  readonly #random: () => number;
+  #timer: NodeJS.Timeout | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  /** Scans failed in a row: the next try waits 5 s, doubling up to 5 minutes. */
+  #failures = 0;
+  #debounce: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+  #scannedPolicies: string | undefined;
+  /** Workloads failing at this replica's last scan; `undefined` until it has read the reports. */
+  #failing: Set<string> | undefined;
+  readonly #abort = new AbortController();
+
+  constructor(parts: BackgroundScannerParts, settings: ScanSettings) {
+    this.#parts = parts;
+    this.#settings = settings;
+    this.#random = parts.random ?? Math.random;
+  }
+
+  start(): void {
+    this.#parts.lease.start();
+    this.#schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    clearTimeout(this.#retry);
+    clearTimeout(this.#debounce);
+    this.#abort.abort(new Error('Signet is stopping'));
+    await this.#running?.catch(() => undefined);
+    await this.#parts.lease.stop();
+  }
+
+  /** Call after each policy install: scans soon when what verification depends on changed. */
+  policiesChanged(): void {
+    const snapshot = this.#parts.store.current;
+    if (snapshot === undefined || fingerprintOf(snapshot) === this.#scannedPolicies) return;
+    clearTimeout(this.#debounce);
+    this.#debounce = setTimeout(() => this.trigger(), this.#settings.debounceMs ?? 2000);
+    this.#debounce.unref();
+  }
+
+  /** Called when the lease is won: the new leader scans soon rather than waiting an interval. */
+  leadershipChanged(leading: boolean): void {
+    this.#parts.metrics.leading.set(leading ? 1 : 0);
+    if (!leading) {
+      this.#failing = undefined;
+      return;
+    }
+    this.#scannedPolicies = undefined;
+    this.policiesChanged();
+  }
+
+  /** Scans now (or right after the scan in progress). */
+  trigger(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#scanRepeatedly().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  #schedule(): void {
+    if (this.#stopped || this.#settings.intervalMs <= 0) return;
+    // Up to 10% later, so replicas restarted together do not scan (and hit registries) in step.
+    const delay = this.#settings.intervalMs * (1 + 0.1 * this.#random());
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      void this.trigger().finally(() => this.#schedule());
+    }, delay);
+    this.#timer.unref();
+  }
+
+  async #scanRepeatedly(): Promise<void> {
+    do {
+      this.#again = false;
+      await this.#scanOnce();
+    } while (this.#again && !this.#stopped);
+  }
+
+  async #scanOnce(): Promise<void> {
+    const { lease, metrics, logger, store } = this.#parts;
+    const snapshot = store.current;
+    if (!lease.leading || snapshot === undefined) return;
+    const started = Date.now();
+    const fingerprint = fingerprintOf(snapshot);
+    try {
+      const audits = await this.#audit();
+      if (!lease.leading) {
+        metrics.scans.inc({ outcome: 'abandoned' });
+        logger.warn('scan Lease lost during the scan; not publishing it');
+        return;
+      }
+      const published = await this.#publish(audits.namespaces, audits.objects);
+      const finished = new Date();
+      metrics.record(audits.objects, finished, finished.getTime() - started);
+      metrics.scans.inc({ outcome: 'completed' });
+      this.#scannedPolicies = fingerprint;
+      this.#failures = 0;
+      logger.info(
+        {
+          namespaces: audits.namespaces.length,
+          objects: audits.objects.length,
+          failing: audits.objects.filter((o) => o.result === 'fail').length,
+          infrastructure: audits.objects.filter((o) => o.result === 'infrastructure').length,
+          reports: published.reports,
+          events: published.events,
+          durationMs: finished.getTime() - started,
+        },
+        'audit scan finished',
+      );
+    } catch (error) {
+      metrics.scans.inc({ outcome: 'failed' });
+      // An API server that is starting or a CRD just created (429), a timeout: try again soon,
+      // backing off, rather than an interval later.
+      const retryMs = Math.min(5000 * 2 ** this.#failures, 5 * 60_000);
+      this.#failures++;
+      logger.error({ err: error, retryMs }, 'audit scan failed');
+      if (!this.#stopped) {
+        clearTimeout(this.#retry);
+        this.#retry = setTimeout(() => void this.trigger(), retryMs);
+        this.#retry.unref();
+      }
+    }
+  }
+
+  async #audit() {
+    const { inventory, service } = this.#parts;
+    const settings = this.#settings;
+    const { namespaces, objects } = await inventory.read({
+      optedInOnly: !settings.allNamespaces,
+      signetNamespace: settings.signetNamespace,
+    });
+    const subjects = auditSubjects(objects, { namespace: 'default' });
+    const audited = await auditSubjectsWith(subjects, {
+      service,
+      concurrency: settings.concurrency,
+      timeoutMs: settings.timeoutMs,
+      signal: this.#abort.signal,
+    });
+    return { namespaces, objects: audited };
+  }
+
+  async #publish(
+    namespaces: readonly { name: string; optedIn: boolean }[],
+    audits: readonly ObjectAudit[],
+  ): Promise<{ reports: number; events: number }> {
+    const { publisher, events } = this.#parts;
+    const apis = await publisher.servedApis();
+    const [primary] = apis;
+    if (this.#failing === undefined && primary !== undefined) {
+      // A new leader: what the reports already say has had its Event.
+      const known = await publisher.knownFailures(primary);
+      this.#failing = new Set(
+        [...known.entries()].flatMap(([ns, workloads]) => [...workloads].map((w) => `${ns}/${w}`)),
+      );
+    }
+    const byNamespace = new Map<string, ObjectAudit[]>();
+    for (const audit of audits)
+      byNamespace.set(audit.namespace, [...(byNamespace.get(audit.namespace) ?? []), audit]);
+    // A namespace where nothing runs gets no report (and loses the one it had).
+    const reported = namespaces.filter((n) => byNamespace.has(n.name));
+    const now = new Date();
+    for (const { name, optedIn } of reported) {
+      const body = policyReportFor(name, byNamespace.get(name) ?? [], {
+        optedIn,
+        now,
+        limits: this.#settings.limits,
+      });
+      await publisher.publish(apis, body);
+    }
+    await publisher.prune(apis, new Set(reported.map((n) => n.name)));
+    // Events go to opted-in namespaces only: a preflight namespace's report is its preview.
+    const optedIn = new Set(namespaces.filter((n) => n.optedIn).map((n) => n.name));
+    const failing = failingWorkloads(audits.filter((a) => optedIn.has(a.namespace)));
+    const sent = await events.recordNew(failing, this.#failing ?? new Set());
+    this.#failing = new Set(failing.keys());
+    return { reports: apis.length > 0 ? reported.length : 0, events: sent };
+  }
+}

@@ -1,0 +1,332 @@
+// `signet audit`: what the webhook would decide about everything that runs (or is about to), as if
+// its namespace were opted in. Objects come from a cluster or from manifests, policies from the
+// cluster or from files; each object is judged as a CREATE by the webhook's own pipeline, a running
+// Pod by the digests its runtime pulled.
+import type { Writable } from 'node:stream';
+import type { KubeObject } from '@signet/k8s-types';
+import { createKmsKeyFetcher } from '@signet/kms';
+import { KmsKeyStore, remotePolicyFetcher } from '@signet/verifier';
+import { stringify } from 'yaml';
+import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
+import { auditTable } from '../audit/audit-table.js';
+import { auditSubjectsWith } from '../audit/auditor.js';
+import { readManifests, readStdin } from '../audit/manifests.js';
+import { ProgressLine, verificationCounts } from '../audit/progress.js';
+import { auditSubjects } from '../audit/subjects.js';
+import {
+  CLOUD_CREDENTIALS_FLAG,
+  DOCKER_CONFIG_FLAG,
+  INSECURE_REGISTRY_FLAG,
+  PRIVATE_HOST_FLAG,
+  policyFileFlag,
+  REGISTRY_CA_FLAG,
+} from '../cli/common-flags.js';
+import { dockerCredentials } from '../cli/docker-credentials.js';
+import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import { InputError, UsageError } from '../errors.js';
+import { parseGoDuration } from '../http/duration.js';
+import { createLogger } from '../logger.js';
+import { SignetMetrics } from '../metrics.js';
+import { WebhookPolicyEngines } from '../policy/policy-engines.js';
+import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
+import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
+import { compileSnapshot } from '../policy/policy-store.js';
+import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
+import { assembleAdmission } from '../signet.js';
+
+export const AUDIT_COMMAND: CommandSpec = {
+  name: 'audit',
+  summary:
+    'signet audit: judge every workload and running Pod as if its namespace were opted in (exit 0 nothing would be denied, 1 something fails policy, 3 something could not be checked, 2 bad input).',
+  synopsis: '[--kubeconfig PATH] [-n NS...] [-l SELECTOR] [-f FILE|DIR|-...] [--policy-file FILE...] [flags]',
+  positionals: false,
+  flags: [
+    {
+      name: 'kubeconfig',
+      type: 'string',
+      value: 'PATH',
+      default: '$KUBECONFIG, else ~/.kube/config, else in-cluster',
+      description: 'the cluster to read objects and policies from',
+    },
+    { name: 'context', type: 'string', value: 'NAME', description: 'kubeconfig context to use' },
+    {
+      name: 'namespace',
+      short: 'n',
+      type: 'string',
+      multiple: true,
+      value: 'NS',
+      default: 'every namespace Signet could intercept',
+      description: 'audit only this namespace',
+    },
+    {
+      name: 'selector',
+      short: 'l',
+      type: 'string',
+      value: 'SELECTOR',
+      description: 'only objects with these labels (`app=web,tier!=db`)',
+    },
+    {
+      name: 'opted-in-only',
+      type: 'boolean',
+      description: 'only namespaces labelled policy.sigstore.dev/include=true (what still runs unverified)',
+    },
+    {
+      name: 'filename',
+      short: 'f',
+      type: 'string',
+      multiple: true,
+      value: 'PATH',
+      description:
+        'audit the objects of a manifest file, a directory of them, or `-` (stdin) instead of a cluster',
+    },
+    policyFileFlag('policies from YAML instead of the cluster'),
+    {
+      name: 'signet-namespace',
+      type: 'string',
+      value: 'NS',
+      default: 'signet-system',
+      description: "Signet's namespace: its config ConfigMap and the Secrets policies reference",
+    },
+    {
+      name: 'output',
+      short: 'o',
+      type: 'string',
+      value: 'FORMAT',
+      default: 'table',
+      description: 'table, json or yaml',
+    },
+    INSECURE_REGISTRY_FLAG,
+    PRIVATE_HOST_FLAG,
+    REGISTRY_CA_FLAG,
+    CLOUD_CREDENTIALS_FLAG,
+    DOCKER_CONFIG_FLAG,
+    {
+      name: 'concurrency',
+      type: 'string',
+      value: 'N',
+      default: '8',
+      description: 'objects judged at once (bounds registry load)',
+    },
+    {
+      name: 'timeout',
+      type: 'string',
+      value: 'DURATION',
+      default: '30s',
+      description: 'time allowed per object',
+    },
+    { name: 'quiet', short: 'q', type: 'boolean', description: 'no progress lines on stderr' },
+  ],
+};
+
+interface AuditValues {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly namespace?: string[];
+  readonly selector?: string;
+  readonly 'opted-in-only'?: boolean;
+  readonly filename?: string[];
+  readonly 'policy-file'?: string[];
+  readonly 'signet-namespace'?: string;
+  readonly output?: string;
+  readonly 'insecure-registry'?: string[];
+  readonly 'registry-private-host'?: string[];
+  readonly 'registry-ca-file'?: string[];
+  readonly 'cloud-credentials'?: string[];
+  readonly 'docker-config'?: string;
+  readonly concurrency?: string;
+  readonly timeout?: string;
+  readonly quiet?: boolean;
+}
+
+const OUTPUTS = new Set(['table', 'json', 'yaml']);
+
+interface AuditSettings {
+  readonly output: string;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly signetNamespace: string;
+  readonly manifests: readonly string[];
+  readonly policyFiles: readonly string[];
+}
+
+function settingsOf(values: AuditValues): AuditSettings {
+  const output = values.output ?? 'table';
+  if (!OUTPUTS.has(output))
+    throw new UsageError(`--output must be table, json or yaml, got ${JSON.stringify(output)}`);
+  const concurrency = Number(values.concurrency ?? '8');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256)
+    throw new UsageError(
+      `--concurrency must be a whole number from 1 to 256, got ${JSON.stringify(values.concurrency)}`,
+    );
+  const timeoutMs = parseGoDuration(values.timeout ?? '30s');
+  if (timeoutMs === undefined)
+    throw new UsageError(`--timeout must be a duration like 30s, got ${JSON.stringify(values.timeout)}`);
+  const manifests = values.filename ?? [];
+  const policyFiles = values['policy-file'] ?? [];
+  if (manifests.length > 0 && (values.namespace !== undefined || values['opted-in-only']))
+    throw new UsageError('--namespace and --opted-in-only read a cluster; -f audits manifests');
+  return {
+    output,
+    concurrency,
+    timeoutMs,
+    signetNamespace: values['signet-namespace'] ?? 'signet-system',
+    manifests,
+    policyFiles,
+  };
+}
+
+export async function runAudit(flags: FlagValues, out: Writable, err: Writable): Promise<number> {
+  const values = flags as AuditValues;
+  const settings = settingsOf(values);
+  const registries = registrySettingsFrom(values);
+  // The cluster is read only when objects or policies come from it.
+  const kube =
+    settings.manifests.length === 0 || settings.policyFiles.length === 0
+      ? await loadKube(values.kubeconfig, values.context)
+      : undefined;
+  const policies =
+    kube && settings.policyFiles.length === 0
+      ? await kube.readPolicies(settings.signetNamespace)
+      : await policiesFromFiles(settings);
+  // CUE and Rego policies run in the engines' worker threads, loaded on the first such policy.
+  const engines = new WebhookPolicyEngines(createLogger({ level: 'silent' }));
+  try {
+    return await auditWith(values, { ...settings, registries }, kube, policies, engines, out, err);
+  } finally {
+    await engines.close();
+    kube?.client.close();
+  }
+}
+
+async function auditWith(
+  values: AuditValues,
+  settings: AuditSettings & { readonly registries: RegistrySettings },
+  kube: Kube | undefined,
+  policies: PolicyObjects,
+  engines: WebhookPolicyEngines,
+  out: Writable,
+  err: Writable,
+): Promise<number> {
+  const note = (line: string) => err.write(`${line}\n`);
+  const { snapshot, problems } = await compileSnapshot(policies, {
+    namespace: settings.signetNamespace,
+    engines,
+    fetchRemotePolicy: remotePolicyFetcher(),
+    // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.
+    kmsKeys: new KmsKeyStore({ fetcher: createKmsKeyFetcher() }),
+  });
+  for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
+  if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
+  const { objects, namespaces } = await objectsToAudit(values, settings, kube);
+  const subjects = auditSubjects(objects, { namespace: 'default' });
+
+  const metrics = new SignetMetrics({ defaultMetrics: false });
+  const keychain = dockerCredentials(values['docker-config']);
+  const admission = assembleAdmission({
+    logger: createLogger({ level: 'silent' }),
+    metrics,
+    insecureRegistries: settings.registries.insecureRegistries,
+    registries: settings.registries,
+    resolveDigests: true,
+    ...(kube ? { pullSecrets: kube.pullSecrets } : {}),
+    ...(keychain ? { credentials: keychain } : {}),
+  });
+  admission.store.install(admission.store.begin(), snapshot);
+  const progress = values.quiet ? undefined : new ProgressLine(err, () => verificationCounts(metrics));
+  const audited = await auditSubjectsWith(subjects, {
+    service: admission.service,
+    concurrency: settings.concurrency,
+    timeoutMs: settings.timeoutMs,
+    ...(progress ? { onProgress: progress.update } : {}),
+  });
+  await progress?.finish();
+  const report = auditReport(audited, namespaces);
+  out.write(`${format(report, settings.output)}\n`);
+  return exitCodeOf(report);
+}
+
+async function objectsToAudit(
+  values: AuditValues,
+  settings: AuditSettings,
+  kube: Kube | undefined,
+): Promise<{ objects: readonly KubeObject[]; namespaces: readonly NamespaceState[] }> {
+  if (settings.manifests.length > 0) {
+    const objects = await readManifests(settings.manifests, readStdin);
+    if (objects.length === 0) throw new InputError(`${settings.manifests.join(', ')}: no objects`);
+    return { objects, namespaces: [] };
+  }
+  if (kube === undefined) throw new Error('a cluster audit without a cluster');
+  return kube.inventory.read({
+    ...(values.namespace ? { namespaces: values.namespace } : {}),
+    optedInOnly: values['opted-in-only'] === true,
+    ...(values.selector ? { labelSelector: values.selector } : {}),
+    signetNamespace: settings.signetNamespace,
+  });
+}
+
+function format(report: AuditReport, output: string): string {
+  if (output === 'json') return JSON.stringify(report, null, 2);
+  if (output === 'yaml') return stringify(report, { lineWidth: 0 }).trimEnd();
+  return auditTable(report);
+}
+
+async function policiesFromFiles(settings: AuditSettings): Promise<PolicyObjects> {
+  if (settings.policyFiles.length === 0)
+    throw new UsageError('auditing manifests needs --policy-file, or --kubeconfig to read the policies');
+  const loaded = mergePolicyObjects(
+    await Promise.all(settings.policyFiles.map((f) => loadPolicyFile(f, settings.signetNamespace))),
+  );
+  requireUsablePolicyFiles(loaded);
+  return loaded;
+}
+
+type Kube = Awaited<ReturnType<typeof loadKube>>;
+
+/** The cluster side of an audit: objects, policies (read once) and pull secrets. */
+async function loadKube(path: string | undefined, context: string | undefined) {
+  const [
+    { KubeClient },
+    { loadKubeCredentials },
+    { ClusterInventory },
+    { ClusterPolicySource },
+    { KubePullSecretLookup },
+  ] = await Promise.all([
+    import('../kube/client.js'),
+    import('../kube/credentials.js'),
+    import('../audit/cluster-inventory.js'),
+    import('../kube/cluster-source.js'),
+    import('../kube/pull-secrets.js'),
+  ]);
+  const client = new KubeClient(loadKubeCredentials(path, process.env, undefined, context));
+  return {
+    client,
+    inventory: new ClusterInventory(client),
+    pullSecrets: new KubePullSecretLookup(client),
+    /** The policy objects as the webhook sees them, listed once. */
+    async readPolicies(namespace: string): Promise<PolicyObjects> {
+      const logger = createLogger({ level: 'silent' });
+      const source = new ClusterPolicySource({
+        client,
+        namespace,
+        logger,
+        onChange: () => {},
+        debounceMs: 0,
+      });
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await source.start();
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new InputError('could not list the policies within 30s (RBAC? is the cluster up?)')),
+            30_000,
+          );
+        });
+        await Promise.race([source.synced, timeout]);
+        return source.snapshot();
+      } finally {
+        clearTimeout(timer);
+        await source.stop();
+      }
+    },
+  };
+}
