@@ -1,20 +1,18 @@
 // The `signet` command: `signet serve` runs the admission webhook, `signet verify` checks an image
 // or a manifest against policy YAML from a shell, `signet audit` judges what runs in a cluster.
-import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { AUDIT_COMMAND, runAudit } from '../commands/audit.js';
 import { runServe } from '../commands/serve.js';
 import { SERVE_COMMAND, serveConfigFrom } from '../commands/serve-config.js';
 import { runVerify, VERIFY_COMMAND } from '../commands/verify.js';
 import { UsageError, userMessage } from '../errors.js';
+import { version } from '../version.js';
 import { type CommandSpec, helpText, parseCommandLine } from './flags.js';
+
+export { version };
 
 export const COMMANDS: readonly CommandSpec[] = [SERVE_COMMAND, VERIFY_COMMAND, AUDIT_COMMAND];
 
-export function version(): string {
-  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-  return pkg.version;
-}
 
 function usage(): string {
   const lines = COMMANDS.map((c) => `  signet ${c.name} ${c.synopsis}`);
