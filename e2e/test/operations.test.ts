@@ -247,7 +247,7 @@ describe("the chart's webhook options on the API server", () => {
     return parseAllDocuments(stdout)
       .map((d) => d.toJS() as { kind: string; webhooks?: Hook[] } | null)
       .filter(
-        (o): o is { kind: string; webhooks: Hook[] } => o !== null && o.kind.endsWith('WebhookConfiguration'),
+        (o): o is { kind: string; webhooks: Hook[] } => o?.kind.endsWith('WebhookConfiguration') === true,
       )
       .map((config) => ({
         ...config,

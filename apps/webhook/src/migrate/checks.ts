@@ -202,29 +202,34 @@ function finalizerFinding(kind: 'ClusterImagePolicy' | 'TrustRoot', object: Kube
   };
 }
 
-/** Every `secretRef` a policy names, with the namespace it is read from by Signet. */
-function secretRefs(
-  spec: unknown,
-  signetNamespace: string,
-): { name: string; namespace: string; explicit: boolean }[] {
-  const found: { name: string; namespace: string; explicit: boolean }[] = [];
-  const walk = (value: unknown, depth: number) => {
-    if (depth > 12) return;
-    if (Array.isArray(value)) for (const item of value) walk(item, depth + 1);
-    else if (isObject(value)) {
-      for (const [key, inner] of Object.entries(value)) {
-        if (key === 'secretRef' && isObject(inner) && typeof inner.name === 'string') {
-          const explicit = typeof inner.namespace === 'string' && inner.namespace !== '';
-          found.push({
-            name: inner.name,
-            namespace: explicit ? String(inner.namespace) : signetNamespace,
-            explicit,
-          });
-        } else walk(inner, depth + 1);
-      }
+interface SecretReference {
+  readonly name: string;
+  /** Where Signet reads it: the namespace given, else Signet's own. */
+  readonly namespace: string;
+  readonly explicit: boolean;
+}
+
+function referenceOf(ref: Record<string, unknown>, signetNamespace: string): SecretReference {
+  const explicit = typeof ref.namespace === 'string' && ref.namespace !== '';
+  return { name: String(ref.name), namespace: explicit ? String(ref.namespace) : signetNamespace, explicit };
+}
+
+/** Every `secretRef` a policy names (keys, CA certificates), wherever in the spec. */
+function secretRefs(spec: unknown, signetNamespace: string): SecretReference[] {
+  const found: SecretReference[] = [];
+  const pending: { value: unknown; depth: number }[] = [{ value: spec, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, depth } = next;
+    if (depth > 12 || (!Array.isArray(value) && !isObject(value))) continue;
+    const entries: [string, unknown][] = Array.isArray(value)
+      ? value.map((item): [string, unknown] => ['', item])
+      : Object.entries(value);
+    for (const [key, inner] of entries) {
+      if (key === 'secretRef' && isObject(inner) && typeof inner.name === 'string')
+        found.push(referenceOf(inner, signetNamespace));
+      else pending.push({ value: inner, depth: depth + 1 });
     }
-  };
-  walk(spec, 0);
+  }
   return found;
 }
 
@@ -232,35 +237,38 @@ function copySecretCommand(name: string, from: string, to: string): string {
   return `kubectl get secret ${name} -n ${from} -o yaml | sed -e '/^  namespace:/d' -e '/^  uid:/d' -e '/^  resourceVersion:/d' -e '/^  creationTimestamp:/d' | kubectl apply -n ${to} -f -`;
 }
 
+function missingSecret(state: ClusterState, policy: KubeObject, ref: SecretReference): Finding {
+  const key = `${ref.namespace}/${ref.name}`;
+  const there =
+    state.fromSecrets.includes(ref.name) && (!ref.explicit || ref.namespace === state.fromNamespace);
+  const elsewhere = ref.explicit && ref.namespace !== state.signetNamespace;
+  const why = elsewhere ? 'does not read (Signet reads Secrets of its own namespace only)' : 'does not find';
+  const where = there ? `; it is in policy-controller's namespace ${state.fromNamespace}` : '';
+  const edit = `# and set secretRef.namespace to ${state.signetNamespace} (or leave it out) in ClusterImagePolicy ${nameOf(policy)}`;
+  return {
+    severity: 'blocker',
+    subject: `secret/${key}`,
+    message: `ClusterImagePolicy ${nameOf(policy)} reads its key from Secret ${key}, which Signet ${why}${where}: until it is there, every image the policy matches fails that authority`,
+    ...(there
+      ? {
+          fix: [
+            copySecretCommand(ref.name, state.fromNamespace, state.signetNamespace),
+            ...(elsewhere ? [edit] : []),
+          ],
+        }
+      : {}),
+  };
+}
+
 function secretFindings(state: ClusterState, policies: readonly KubeObject[]): Finding[] {
   const present = new Set(
     state.signetSecrets.map((s) => `${s.metadata?.namespace ?? state.signetNamespace}/${nameOf(s)}`),
   );
-  const inFrom = new Set(state.fromSecrets);
   const findings = new Map<string, Finding>();
   for (const policy of policies) {
     for (const ref of secretRefs(policy.spec, state.signetNamespace)) {
       const key = `${ref.namespace}/${ref.name}`;
-      if (present.has(key) || findings.has(key)) continue;
-      const there = inFrom.has(ref.name) && (!ref.explicit || ref.namespace === state.fromNamespace);
-      const explicitOther = ref.explicit && ref.namespace !== state.signetNamespace;
-      findings.set(key, {
-        severity: 'blocker',
-        subject: `secret/${key}`,
-        message: `ClusterImagePolicy ${nameOf(policy)} reads its key from Secret ${key}, which Signet ${explicitOther ? 'does not read (Signet reads Secrets of its own namespace only)' : 'does not find'}${there ? `; it is in policy-controller's namespace ${state.fromNamespace}` : ''}: until it is there, every image the policy matches fails that authority`,
-        ...(there
-          ? {
-              fix: [
-                copySecretCommand(ref.name, state.fromNamespace, state.signetNamespace),
-                ...(explicitOther
-                  ? [
-                      `# and set secretRef.namespace to ${state.signetNamespace} (or leave it out) in ClusterImagePolicy ${nameOf(policy)}`,
-                    ]
-                  : []),
-              ],
-            }
-          : {}),
-      });
+      if (!present.has(key) && !findings.has(key)) findings.set(key, missingSecret(state, policy, ref));
     }
   }
   return [...findings.values()];
