@@ -152,6 +152,16 @@ describe('migrationFindings on a cluster running policy-controller from its char
     expect(team?.message).toContain('AuthorityUnavailable');
   });
 
+  it('a KMS policy is a warning: Signet fetches its key with its own identity, not checked here', async () => {
+    const aws = parse(
+      (await read('examples/policies/signed-by-aws-kms-key.yaml')).replace(/^#.*$/gm, ''),
+    ) as KubeObject;
+    const findings = await migrationFindings(state({ policies: [aws] }), { namespace: 'signet-system' });
+    const kms = bySubject(findings, `clusterimagepolicy/${aws.metadata?.name}`);
+    expect(kms.map((f) => f.severity)).toEqual(['warning']);
+    expect(kms[0]?.message).toContain('uses a KMS key');
+  });
+
   it('after the guide: nothing blocks', async () => {
     const adopted = crds.map((crd) => ({
       ...crd,
