@@ -113,7 +113,7 @@ describe('Signet: audit of what runs', () => {
       ensureTools(['crane']),
     ]);
     dead = outage;
-    const push = async (registry: Registry, repo: string, tag: string) =>
+    const push = async (registry: Pick<Registry, 'host'>, repo: string, tag: string) =>
       `${registry.host}/${repo}@${await pushRandomImage(registry, repo, tag, { crane, workDir: cluster.runDir })}`;
     [images.warn, images.dead] = await Promise.all([
       push(base.registry, 'warn/app', 'v1'),

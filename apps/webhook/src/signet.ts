@@ -190,7 +190,7 @@ export async function startSignet(
     },
   };
   let source: ClusterPolicySource | undefined;
-  // Policy status on the cluster: written by the replica holding the Lease (ADR 0009).
+  // Policy status on the cluster: written by the replica holding the Lease (ADR 0011).
   let lease: LeaderLease | undefined;
   const statusWriter = kube
     ? new kube.PolicyStatusWriter({

@@ -13,7 +13,12 @@ import { type CommandSpec, helpText, parseCommandLine } from './flags.js';
 
 export { version };
 
-export const COMMANDS: readonly CommandSpec[] = [SERVE_COMMAND, VERIFY_COMMAND, AUDIT_COMMAND, MIGRATE_COMMAND];
+export const COMMANDS: readonly CommandSpec[] = [
+  SERVE_COMMAND,
+  VERIFY_COMMAND,
+  AUDIT_COMMAND,
+  MIGRATE_COMMAND,
+];
 
 function usage(): string {
   const lines = COMMANDS.map((c) => `  signet ${c.name} ${c.synopsis}`);
