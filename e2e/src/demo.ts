@@ -250,7 +250,7 @@ async function startSignetWebhook(
 ): Promise<WebhookUnderTest> {
   section('4. Signet, with a ClusterImagePolicy');
   await Promise.all([installPolicyCrds(cluster), createNamespace(cluster, SIGNET_NAMESPACE)]);
-  command('kubectl apply -f apps/webhook/chart/crds/   # ClusterImagePolicy, TrustRoot');
+  command('kubectl apply -f apps/webhook/chart/files/crds/   # ClusterImagePolicy, TrustRoot');
   const policy = keyPolicy({
     name: KEY_POLICY,
     images: [`${images.registry.host}/app*`],

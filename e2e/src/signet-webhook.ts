@@ -87,11 +87,12 @@ export async function startSignet(options: SignetWebhookOptions): Promise<Signet
   const { group, runDir, kubeconfig } = options.cluster;
   const ca = await createCertificateAuthority('signet-e2e-webhook-ca', 1);
   const serving = await issueServingCertificate(ca, ['127.0.0.1', 'localhost'], 1);
-  const certFile = join(runDir, 'signet-tls.crt');
-  const keyFile = join(runDir, 'signet-tls.key');
+  const [port, opsPort] = [await freePort(), await freePort()];
+  // Per process: several Signets of one cluster must not reload each other's certificate.
+  const certFile = join(runDir, `signet-tls-${port}.crt`);
+  const keyFile = join(runDir, `signet-tls-${port}.key`);
   await writeFile(certFile, serving.cert);
   await writeFile(keyFile, serving.key, { mode: 0o600 });
-  const [port, opsPort] = [await freePort(), await freePort()];
   const name = options.name ?? 'signet';
   const args = [
     cli,

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ensureTools, freePort, httpStatus, runCommand } from '@signet/testbed';
+import { ensureTools, freePort, httpStatus, runCommand, sourceModule } from '@signet/testbed';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { type LocalCluster, startLocalCluster } from '../src/cluster/index.ts';
@@ -17,8 +17,11 @@ import {
 } from '../src/signet-webhook.ts';
 import { podCreateReview, sendReview } from '../src/webhooks/admission-client.ts';
 
-// The Helm chart against a real API server: `helm template` in both TLS modes, every object
-// applied (CRDs, RBAC, Service, Deployment, PDB, webhook configurations, ConfigMap), the
+// The Helm chart against a real API server: `helm install`, `upgrade` and `uninstall` with Helm 3
+// and Helm 4 (CRDs upgraded, kept on uninstall with the policies, NOTES); every option accepted by
+// a server-side dry run (cert-manager's and prometheus-operator's own CRDs installed for the
+// Certificate, Issuers, ServiceMonitor and PrometheusRule); `helm template` in both TLS modes, every
+// object applied (CRDs, RBAC, Service, Deployment, PDB, webhook configurations, ConfigMap), the
 // Deployment's Pods scheduled (kwok plays the kubelet), and the chart's own container arguments and
 // RBAC exercised by running the real Signet CLI as the chart's ServiceAccount. Then every example
 // policy in docs/examples/policies is applied against the chart's CRDs.
@@ -108,6 +111,60 @@ describe('the Helm chart on a real API server', () => {
     if (failed) log(`kept the run directory ${cluster?.runDir}`);
   });
 
+  // Before anything else creates the CRDs: Helm owns them from the first install.
+  it('helm install, upgrade and uninstall (Helm 3, then Helm 4): CRDs upgraded, kept on uninstall with the policies; NOTES', async () => {
+    const c = running();
+    const { helm4 } = await ensureTools(['helm4'], { onProgress: (event) => log(`tools: ${event.message}`) });
+    // The chart as an older release would have had it: CRDs without the READY column.
+    const older = join(c.runDir, 'older-chart');
+    await cp(signetChartDir(), older, { recursive: true });
+    for (const file of await readdir(join(older, 'files', 'crds'))) {
+      const path = join(older, 'files', 'crds', file);
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, text.replace(/ {8}- name: "Ready"\n(?: {10}.*\n){2}/g, ''));
+    }
+    const printerColumns = async () =>
+      (
+        await c.getJson<{ spec: { versions: { additionalPrinterColumns?: { name: string }[] }[] } }>([
+          'crd',
+          'clusterimagepolicies.policy.sigstore.dev',
+        ])
+      ).spec.versions[0]?.additionalPrinterColumns?.map((column) => column.name) ?? [];
+    for (const binary of [helm, helm4]) {
+      const run = (args: readonly string[]) =>
+        runCommand(binary, [...args, '--namespace', SIGNET_NAMESPACE], {
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: c.runDir, KUBECONFIG: c.kubeconfig },
+          timeoutMs: 120_000,
+        });
+      const installed = await run(['install', RELEASE, older, '--set', 'tuf.mirror=']);
+      expect(installed.stdout).toContain(
+        'kubectl label namespace NAMESPACE policy.sigstore.dev/include=true',
+      );
+      expect(installed.stdout).toContain('signet audit --namespace NAMESPACE');
+      expect(await printerColumns()).not.toContain('Ready');
+      await c.apply({
+        apiVersion: 'policy.sigstore.dev/v1beta1',
+        kind: 'ClusterImagePolicy',
+        metadata: { name: 'survives-uninstall' },
+        spec: { images: [{ glob: 'survivor.example/**' }], authorities: [{ static: { action: 'pass' } }] },
+      });
+      await run(['upgrade', RELEASE, signetChartDir(), '--reuse-values']);
+      expect(await printerColumns()).toContain('Ready');
+      await run(['uninstall', RELEASE]);
+      must(
+        await c.kubectl([
+          'get',
+          'crd',
+          'clusterimagepolicies.policy.sigstore.dev',
+          'trustroots.policy.sigstore.dev',
+        ]),
+      );
+      must(await c.kubectl(['get', 'clusterimagepolicy', 'survives-uninstall']));
+      must(await c.kubectl(['delete', 'clusterimagepolicy', 'survives-uninstall']));
+      log(`${binary}: installed, upgraded (READY column added), uninstalled; the CRDs and the policy stayed`);
+    }
+  });
+
   it('renders every object the chart is meant to install, in both TLS modes', () => {
     const expected = [
       'ClusterRole',
@@ -139,6 +196,94 @@ describe('the Helm chart on a real API server', () => {
     });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n').length).toBe(rendered.secret.objects.length);
+  });
+
+  it("every option is accepted by the API server (server-side dry run), with cert-manager's and prometheus-operator's CRDs", async () => {
+    const c = running();
+    const certManager = await sourceModule('cert-manager');
+    const prometheusOperator = await sourceModule('prometheus-operator');
+    for (const file of [
+      join(certManager, 'deploy', 'crds', 'cert-manager.io_certificates.yaml'),
+      join(certManager, 'deploy', 'crds', 'cert-manager.io_issuers.yaml'),
+      join(
+        prometheusOperator,
+        'example',
+        'prometheus-operator-crd',
+        'monitoring.coreos.com_servicemonitors.yaml',
+      ),
+      join(
+        prometheusOperator,
+        'example',
+        'prometheus-operator-crd',
+        'monitoring.coreos.com_prometheusrules.yaml',
+      ),
+    ]) {
+      must(await c.kubectl(['apply', '--server-side', '-f', file]));
+    }
+    must(
+      await c.kubectl(
+        [
+          'wait',
+          '--for=condition=Established',
+          '--timeout=60s',
+          'crd/certificates.cert-manager.io',
+          'crd/servicemonitors.monitoring.coreos.com',
+          'crd/prometheusrules.monitoring.coreos.com',
+          'crd/issuers.cert-manager.io',
+        ],
+        { timeoutMs: 70_000 },
+      ),
+    );
+    const everything = {
+      replicaCount: 3,
+      tls: { mode: 'cert-manager' },
+      tuf: { mirror: '' },
+      webhook: {
+        namespaceSelector: { matchLabels: { 'signet.dev/enforce': 'true' } },
+        objectSelector: { matchExpressions: [{ key: 'signet.dev/skip', operator: 'DoesNotExist' }] },
+        matchConditions: [{ name: 'not-dry-run', expression: '!request.dryRun' }],
+        validate: { timeoutSeconds: 15 },
+        mutate: { failurePolicy: 'Ignore' },
+        policyValidation: { failurePolicy: 'Fail', timeoutSeconds: 5 },
+      },
+      metrics: {
+        serviceMonitor: { enabled: true },
+        prometheusRule: { enabled: true },
+        dashboard: { enabled: true },
+      },
+      networkPolicy: {
+        enabled: true,
+        webhookFrom: [{ ipBlock: { cidr: '10.0.0.0/8' } }],
+        metricsFrom: [
+          { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+        ],
+      },
+      podDisruptionBudget: { maxUnavailable: 1 },
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' },
+      ],
+      priorityClassName: 'system-cluster-critical',
+      startupProbe: { httpGet: { path: '/healthz', port: 'ops' }, failureThreshold: 30, periodSeconds: 2 },
+      extraEnv: [{ name: 'HTTPS_PROXY', value: 'http://proxy.corp:3128' }],
+      extraArgs: ['--max-request-bytes=2097152'],
+      extraVolumes: [{ name: 'scratch', emptyDir: {} }],
+      extraVolumeMounts: [{ name: 'scratch', mountPath: '/var/scratch' }],
+      podAnnotations: { 'example.com/team': 'platform' },
+      serviceAccount: {
+        annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::123456789012:role/signet' },
+      },
+    };
+    for (const values of [everything, { replicaCount: 1, installCRDs: false, tuf: { mirror: '' } }]) {
+      const file = join(c.runDir, 'dry-run-values.json');
+      await writeFile(file, JSON.stringify(values));
+      const { text, objects } = await template(['-f', file]);
+      const result = await c.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: text });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout.trim().split('\n').length).toBe(objects.length);
+      log(
+        `dry run (${objects.length} objects): ${[...new Set(objects.map((o) => o.kind))].sort().join(', ')}`,
+      );
+    }
   });
 
   it('tls.mode=self-managed: applies for real, and the Deployment rolls out (kwok runs its Pods)', async () => {
@@ -218,7 +363,7 @@ describe('the Helm chart on a real API server', () => {
       const errors = signetLog
         .split('\n')
         .filter((line) => line.includes('"level":"error"'))
-        .filter((line) => !line.includes('"code":429') && !line.includes('"status":429'));
+        .filter((line) => !/"code":(429|"HTTP_429")|"status":429/.test(line));
       expect(errors).toEqual([]);
       expect(signetLog).not.toMatch(/forbidden/i);
       // Self-managed TLS: the Secret exists and both webhook configurations carry its CA.

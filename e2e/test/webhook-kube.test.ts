@@ -19,7 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalCluster, startLocalCluster } from '../src/cluster/local-cluster.js';
 
-const crds = new URL('../../apps/webhook/chart/crds/', import.meta.url);
+const crds = new URL('../../apps/webhook/chart/files/crds/', import.meta.url);
 let cluster: LocalCluster;
 let client: KubeClient;
 const logger = createLogger({ level: 'silent' });

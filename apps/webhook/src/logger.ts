@@ -46,10 +46,35 @@ export interface Loggers {
   readonly admissions: Logger;
 }
 
+/**
+ * An error with a code (Signet's coded errors, Node's system errors, the API client's) is a
+ * condition Signet anticipates: a dead registry, a policy that does not compile, a refused
+ * request. It is logged as its type, code and message, with the messages of its causes, never a
+ * stack trace. Any other error is a bug: logged with its stack.
+ */
+export function serializeError(value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const code = (value as { code?: unknown }).code;
+  if (typeof code !== 'string' && typeof code !== 'number') return pino.stdSerializers.err(value);
+  const causes: string[] = [];
+  let cause: unknown = value.cause;
+  for (let depth = 0; depth < 5 && cause !== undefined && cause !== null; depth++) {
+    causes.push(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause));
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return {
+    type: value.name,
+    code: String(code),
+    message: value.message,
+    ...(causes.length > 0 ? { causes } : {}),
+  };
+}
+
 function options(level: string, redact: boolean): LoggerOptions {
   return {
     level,
     base: { service: 'signet' },
+    serializers: { err: serializeError },
     timestamp: pino.stdTimeFunctions.isoTime,
     ...(redact ? { redact: { paths: REDACTED_PATHS, censor: '[redacted]' } } : {}),
     formatters: { level: (label) => ({ level: label }) },

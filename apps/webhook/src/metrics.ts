@@ -1,12 +1,57 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** The label value of everything past a label's bound. */
+export const OTHER_LABEL = '_other';
+
+/**
+ * A label whose values come from outside (namespaces in requests, policy names): the first `max`
+ * distinct values are kept, later ones count as {@link OTHER_LABEL}, and a value that is not of
+ * the expected shape is never used as a label. Series stay bounded whatever clients send.
+ */
+export class BoundedLabel {
+  readonly #seen = new Set<string>();
+  readonly #max: number;
+  readonly #shape: RegExp;
+
+  constructor(max: number, shape: RegExp) {
+    this.#max = max;
+    this.#shape = shape;
+  }
+
+  value(raw: string | undefined): string {
+    if (raw === undefined || raw === '') return 'none';
+    if (this.#seen.has(raw)) return raw;
+    if (!this.#shape.test(raw) || this.#seen.size >= this.#max) return OTHER_LABEL;
+    this.#seen.add(raw);
+    return raw;
+  }
+}
+
+/** A namespace name: a DNS label (RFC 1123), at most 63 characters. */
+const NAMESPACE_SHAPE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A Kubernetes object name: a DNS subdomain, at most 253 characters. */
+const OBJECT_NAME_SHAPE = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+export interface SignetMetricsOptions {
+  readonly defaultMetrics?: boolean;
+  /** `signet_build_info` labels. */
+  readonly build?: { readonly version: string; readonly revision?: string };
+  /** Distinct namespaces counted by name (default 200). */
+  readonly maxNamespaces?: number;
+  /** Distinct policies counted by name (default 500). */
+  readonly maxPolicies?: number;
+}
+
 /**
  * Signet's Prometheus metrics on a registry of their own (never prom-client's global one), so
- * tests and several servers in one process do not share counters.
+ * tests and several servers in one process do not share counters. Every label has a bounded set
+ * of values (docs/operations.md lists them).
  */
 export class SignetMetrics {
   readonly registry = new Registry();
   readonly admissions: Counter<'endpoint' | 'decision' | 'rule' | 'kind'>;
+  readonly namespaceAdmissions: Counter<'namespace' | 'decision'>;
+  readonly policyResults: Counter<'policy' | 'result'>;
   readonly admissionDuration: Histogram<'endpoint'>;
   readonly verificationDuration: Histogram<'result'>;
   readonly cacheLookups: Counter<'result'>;
@@ -17,14 +62,37 @@ export class SignetMetrics {
   readonly trustRootRefreshes: Counter<'result'>;
   readonly trustRootsStale: Gauge;
   readonly inFlight: Gauge;
+  readonly ready: Gauge;
+  readonly statusWrites: Counter<'kind' | 'result'>;
+  readonly statusLeader: Gauge;
+  readonly buildInfo: Gauge<'version' | 'revision' | 'node'>;
+  /** Bounds the `namespace` label of {@link namespaceAdmissions}. */
+  readonly namespaceLabel: BoundedLabel;
+  /** Bounds the `policy` label of {@link policyResults}. */
+  readonly policyLabel: BoundedLabel;
+  #readiness: () => boolean = () => false;
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  constructor(options: SignetMetricsOptions = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'signet_' });
+    this.namespaceLabel = new BoundedLabel(options.maxNamespaces ?? 200, NAMESPACE_SHAPE);
+    this.policyLabel = new BoundedLabel(options.maxPolicies ?? 500, OBJECT_NAME_SHAPE);
     this.admissions = new Counter({
       name: 'signet_admission_requests_total',
       help: 'Admission reviews answered, by endpoint, decision (allowed, denied, warned, error), rule or failure class, and kind.',
       labelNames: ['endpoint', 'decision', 'rule', 'kind'],
+      registers,
+    });
+    this.namespaceAdmissions = new Counter({
+      name: 'signet_namespace_admissions_total',
+      help: 'Validating reviews by namespace (the first 200 seen; later ones as _other) and decision.',
+      labelNames: ['namespace', 'decision'],
+      registers,
+    });
+    this.policyResults = new Counter({
+      name: 'signet_policy_results_total',
+      help: 'Images checked against a ClusterImagePolicy, by policy and result (pass; fail: a policy failure; error: an infrastructure failure).',
+      labelNames: ['policy', 'result'],
       registers,
     });
     this.admissionDuration = new Histogram({
@@ -49,7 +117,7 @@ export class SignetMetrics {
     });
     this.registryErrors = new Counter({
       name: 'signet_registry_errors_total',
-      help: 'Registry errors by class (timeout, unreachable, unauthorized, malformed, ...).',
+      help: 'Registry errors by class (timeout, unreachable, unauthorized, not_found, malformed, ...; cancelled: the review was answered first).',
       labelNames: ['class'],
       registers,
     });
@@ -86,5 +154,44 @@ export class SignetMetrics {
       help: 'Reviews being answered now.',
       registers,
     });
+    const readiness = () => this.#readiness();
+    this.ready = new Gauge({
+      name: 'signet_ready',
+      help: '1 when this replica answers reviews with loaded policies (what /readyz says), else 0.',
+      registers,
+      collect() {
+        this.set(readiness() ? 1 : 0);
+      },
+    });
+    this.statusWrites = new Counter({
+      name: 'signet_status_writes_total',
+      help: 'Writes of status.conditions on ClusterImagePolicies and TrustRoots, by kind and result (written, conflict, error).',
+      labelNames: ['kind', 'result'],
+      registers,
+    });
+    this.statusLeader = new Gauge({
+      name: 'signet_status_leader',
+      help: '1 on the replica that holds the status Lease and writes policy status, else 0.',
+      registers,
+    });
+    this.buildInfo = new Gauge({
+      name: 'signet_build_info',
+      help: 'Always 1; the labels say which Signet this is (version, revision) and on which Node.js.',
+      labelNames: ['version', 'revision', 'node'],
+      registers,
+    });
+    this.buildInfo.set(
+      {
+        version: options.build?.version ?? 'unknown',
+        revision: options.build?.revision ?? 'unknown',
+        node: process.version,
+      },
+      1,
+    );
+  }
+
+  /** What `signet_ready` reports at each scrape. */
+  reportReadiness(ready: () => boolean): void {
+    this.#readiness = ready;
   }
 }

@@ -1,20 +1,24 @@
 // The composition root: every part of a running Signet is made and connected here, once, for
 // `signet serve`, `signet verify` and the tests alike.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   type CredentialSource,
   createCloudProviders,
   type FetchFunction,
   ImageVerifier,
   RegistryClient,
+  type RegistryError,
   remotePolicyFetcher,
   VerificationCache,
 } from '@signet/verifier';
 import { AdmissionService } from './admission/admission-service.js';
 import type { PullSecretLookup } from './admission/credentials.js';
 import type { ServeConfig } from './commands/serve-config.js';
-import { createAdmissionApp } from './http/admission-app.js';
+import { createAdmissionApp, ReviewTimeout } from './http/admission-app.js';
 import { createOpsApp } from './http/ops-app.js';
 import type { ClusterPolicySource } from './kube/cluster-source.js';
+import type { LeaderLease } from './kube/leader-lease.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
 import { createLoggers, type Logger } from './logger.js';
 import { SignetMetrics } from './metrics.js';
@@ -23,10 +27,12 @@ import { WebhookPolicyEngines } from './policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from './policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.js';
 import { PolicyStore } from './policy/policy-store.js';
+import { policyValidator } from './policy/policy-validation.js';
 import { createRefreshedInputs } from './policy/refreshed-inputs.js';
 import type { RegistrySettings } from './registry-settings.js';
 import { type RunningServers, startServers } from './server.js';
 import { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
+import { version } from './version.js';
 
 /** What admission needs, without servers: `signet serve` puts it behind HTTPS, `signet verify` calls it. */
 export interface Admission {
@@ -64,7 +70,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     }),
     cache: new VerificationCache(settings.cacheTtlMs === undefined ? {} : { ttlMs: settings.cacheTtlMs }),
     onCache: (result) => metrics.cacheLookups.inc({ result }),
-    onRegistryError: (error) => metrics.registryErrors.inc({ class: error.code.toLowerCase() }),
+    onRegistryError: (error) => metrics.registryErrors.inc({ class: registryErrorClass(error) }),
   });
   const service = new AdmissionService({
     store,
@@ -80,20 +86,38 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
 }
 
 /**
- * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS), loaded only when
- * policies come from a cluster.
+ * The `class` label of a registry error: its code, except that a review's own deadline cutting a
+ * call short is a timeout (the verifier sees it as its signal aborting), and any other abort (the
+ * review was answered first) is `cancelled`. Codes are a closed set, so the label is bounded.
+ */
+export function registryErrorClass(error: RegistryError): string {
+  if (error.code !== 'ABORTED') return error.code.toLowerCase();
+  return error.cause instanceof ReviewTimeout ? 'timeout' : 'cancelled';
+}
+
+/** `signet_build_info`'s labels: the package version, and the image's revision when it says one. */
+function buildInfo(version: string, env: NodeJS.ProcessEnv): { version: string; revision: string } {
+  const revision = env.SIGNET_REVISION ?? '';
+  return { version, revision: /^[0-9A-Za-z._-]{1,64}$/.test(revision) ? revision : 'unknown' };
+}
+
+/**
+ * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS, status), loaded
+ * only when policies come from a cluster.
  */
 async function loadKube(path: string | undefined) {
-  const [client, credentials, source, events, pullSecrets, tls] = await Promise.all([
+  const [client, credentials, source, events, pullSecrets, tls, lease, status] = await Promise.all([
     import('./kube/client.js'),
     import('./kube/credentials.js'),
     import('./kube/cluster-source.js'),
     import('./kube/events.js'),
     import('./kube/pull-secrets.js'),
     import('./kube/self-managed-tls.js'),
+    import('./kube/leader-lease.js'),
+    import('./kube/status-writer.js'),
   ]);
   const kubeClient = new client.KubeClient(credentials.loadKubeCredentials(path));
-  return { kubeClient, ...source, ...events, ...pullSecrets, ...tls };
+  return { kubeClient, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
 }
 
 async function loadPolicyFiles(config: ServeConfig): Promise<PolicyObjects> {
@@ -132,7 +156,7 @@ export async function startSignet(
     ? { logger: overrides.logger, admissions: overrides.logger }
     : createLoggers({ level: config.logLevel });
   const { logger } = loggers;
-  const metrics = overrides.metrics ?? new SignetMetrics();
+  const metrics = overrides.metrics ?? new SignetMetrics({ build: buildInfo(version(), process.env) });
   const kube = config.policyFiles.length === 0 ? await loadKube(config.kubeconfig) : undefined;
   // Policy files are read (and refused when unusable) before anything listens.
   const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
@@ -153,24 +177,51 @@ export async function startSignet(
   // Loaded on the first CUE or Rego policy only (ADR 0005).
   const engines = new WebhookPolicyEngines(logger);
   const inputs = await createRefreshedInputs(config, logger, metrics);
+  const compile = {
+    namespace: config.namespace,
+    engines,
+    fetchRemotePolicy: remotePolicyFetcher({ retryAfterMs: RETRY_BROKEN_MS / 2 }),
+    kmsKeys: inputs.kmsKeys,
+    remoteRoots: inputs.remoteRoots,
+    ...(inputs.defaultRoot ? { defaultRoot: inputs.defaultRoot } : {}),
+    // Read at every compile: a changed KMS key or trust root gives every policy a new revision.
+    get generation() {
+      return inputs.generation;
+    },
+  };
+  let source: ClusterPolicySource | undefined;
+  // Policy status on the cluster: written by the replica holding the Lease (ADR 0011).
+  let lease: LeaderLease | undefined;
+  const statusWriter = kube
+    ? new kube.PolicyStatusWriter({
+        client: kube.kubeClient,
+        logger,
+        metrics,
+        objects: () => source?.policyObjects() ?? [],
+        leading: () => lease?.leading === true,
+      })
+    : undefined;
+  if (kube) {
+    lease = new kube.LeaderLease({
+      client: kube.kubeClient,
+      namespace: config.namespace,
+      name: `${config.webhookName}-policy-status`,
+      identity: `${process.env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`,
+      logger,
+      onChange: (leading) => {
+        metrics.statusLeader.set(leading ? 1 : 0);
+        if (leading) statusWriter?.reconcile();
+      },
+    });
+  }
   const applyObjects = policyApplier({
     store,
-    compile: {
-      namespace: config.namespace,
-      engines,
-      fetchRemotePolicy: remotePolicyFetcher({ retryAfterMs: RETRY_BROKEN_MS / 2 }),
-      kmsKeys: inputs.kmsKeys,
-      remoteRoots: inputs.remoteRoots,
-      ...(inputs.defaultRoot ? { defaultRoot: inputs.defaultRoot } : {}),
-      // Read at every compile: a changed KMS key or trust root gives every policy a new revision.
-      get generation() {
-        return inputs.generation;
-      },
-    },
+    compile,
     logger,
     metrics,
     engines,
     ...(events ? { events } : {}),
+    ...(statusWriter ? { onInstalled: (snapshot) => statusWriter.installed(snapshot) } : {}),
   });
   let latest: PolicyObjects | undefined;
   const apply = (objects: PolicyObjects) => {
@@ -209,8 +260,19 @@ export async function startSignet(
   }
 
   let shuttingDown = false;
+  const readiness = () =>
+    shuttingDown
+      ? { ready: false, reason: 'shutting down' }
+      : store.current
+        ? { ready: true }
+        : { ready: false, reason: 'policies not loaded yet' };
+  metrics.reportReadiness(() => readiness().ready);
   const admissionApp = createAdmissionApp({
     handler: admission.service.review,
+    policyHandler: policyValidator({
+      view: () => (source ? (store.current ? source.snapshot() : undefined) : fromFiles),
+      compile,
+    }),
     logger,
     admissionLog: loggers.admissions,
     metrics,
@@ -218,14 +280,7 @@ export async function startSignet(
   });
   const started = startServers({
     admissionApp: admissionApp.listener,
-    opsApp: createOpsApp(metrics, {
-      ready: () =>
-        shuttingDown
-          ? { ready: false, reason: 'shutting down' }
-          : store.current
-            ? { ready: true }
-            : { ready: false, reason: 'policies not loaded yet' },
-    }),
+    opsApp: createOpsApp(metrics, { ready: readiness }),
     certificate,
     port: config.port,
     opsPort: config.opsPort,
@@ -252,7 +307,6 @@ export async function startSignet(
           namespace: config.namespace,
         })
       : undefined;
-  let source: ClusterPolicySource | undefined;
   if (fromFiles !== undefined) {
     await apply(fromFiles);
   } else if (kube !== undefined) {
@@ -261,8 +315,10 @@ export async function startSignet(
       namespace: config.namespace,
       logger,
       onChange: (objects) => void apply(objects).then(() => scanner?.policiesChanged()),
+      onObjects: () => statusWriter?.reconcile(),
     });
     await source.start();
+    lease?.start();
     scanner?.start();
   }
 
@@ -273,6 +329,8 @@ export async function startSignet(
     watcher?.stop();
     selfManaged?.stop();
     await source?.stop();
+    await lease?.stop();
+    await statusWriter?.idle();
     await scanner?.stop();
     await running.close(graceMs);
     await engines.close();

@@ -53,11 +53,11 @@ export function signetChartDir(): string {
 }
 
 /**
- * Applies the chart's CRDs (`chart/crds/*.yaml`: ClusterImagePolicy, TrustRoot) and waits until
+ * Applies the chart's CRDs (`chart/files/crds/*.yaml`: ClusterImagePolicy, TrustRoot) and waits until
  * the API server serves them. Returns the CRD names.
  */
 export async function installPolicyCrds(cluster: TestCluster): Promise<string[]> {
-  const dir = join(signetChartDir(), 'crds');
+  const dir = join(signetChartDir(), 'files', 'crds');
   const files = (await readdir(dir)).filter((file) => /\.ya?ml$/.test(file)).sort();
   must(await cluster.kubectl(['apply', ...files.flatMap((file) => ['-f', join(dir, file)])]));
   const names = files.map((file) => file.replace(/\.ya?ml$/, ''));

@@ -94,4 +94,11 @@ export {
   toolSpec,
 } from './tools.js';
 export { TufMirror, TufRepository } from './tuf-repository.js';
-export { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from './upstream.js';
+export {
+  POLICY_CONTROLLER_MODULE,
+  POLICY_CONTROLLER_VERSION,
+  policyControllerModule,
+  SOURCE_MODULES,
+  type SourceModuleName,
+  sourceModule,
+} from './upstream.js';

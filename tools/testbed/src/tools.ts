@@ -120,6 +120,34 @@ export const TOOL_TABLE = [
     ],
   },
   {
+    // Helm 4, for the chart checks: every chart option renders and lints under both majors. Its
+    // default `.Capabilities.KubeVersion` comes from the client-go in its build info, unstamped.
+    name: 'helm4',
+    moduleDir: 'helm4',
+    module: 'helm.sh/helm/v4',
+    version: 'v4.3.2',
+    packagePath: 'helm.sh/helm/v4/cmd/helm',
+    ldflags: [
+      '-X helm.sh/helm/v4/internal/version.version=v4.3.2',
+      '-X helm.sh/helm/v4/internal/version.gitTreeState=clean',
+    ],
+  },
+  {
+    // Prometheus' own rule checker and unit tester, for the chart's PrometheusRule alerts and the
+    // dashboard's queries (`promtool check rules`, `promtool test rules`). `remove_all_sd` leaves
+    // out the cloud service-discovery plugins, which promtool's rule commands never use.
+    name: 'promtool',
+    moduleDir: 'promtool',
+    module: 'github.com/prometheus/prometheus',
+    version: 'v0.316.0',
+    packagePath: 'github.com/prometheus/prometheus/cmd/promtool',
+    ldflags: [
+      '-X github.com/prometheus/common/version.Version=3.16.0',
+      '-X github.com/prometheus/common/version.Revision=v0.316.0',
+    ],
+    tags: ['remove_all_sd'],
+  },
+  {
     // CNCF distribution: a real registry WITHOUT the referrers API (cosign falls back to tags).
     name: 'registry',
     moduleDir: 'distribution',

@@ -13,6 +13,7 @@ import {
   toolPath,
   toolSpec,
 } from '../src/tools.ts';
+import { SOURCE_MODULES } from '../src/upstream.ts';
 
 describe('the tool table', () => {
   it.each(TOOL_TABLE.map((tool) => [tool.name, tool] as const))(
@@ -26,6 +27,16 @@ describe('the tool table', () => {
       if (tool.packagePath !== '.') expect(goMod).toContain(tool.packagePath);
       // A go line above the installed toolchain would need GOTOOLCHAIN in every script.
       expect(goMod).toMatch(/^go 1\.26\.\d+$/m);
+    },
+  );
+
+  it.each(Object.values(SOURCE_MODULES).map((m) => [m.module, m] as const))(
+    'the source module %s is pinned in its go.mod and go.sum',
+    async (_, spec) => {
+      const goMod = await readFile(join(GO_MODULES_DIR, spec.dir, 'go.mod'), 'utf8');
+      const goSum = await readFile(join(GO_MODULES_DIR, spec.dir, 'go.sum'), 'utf8');
+      expect(goMod).toContain(`require ${spec.module} ${spec.version}`);
+      expect(goSum).toContain(`${spec.module} ${spec.version} h1:`);
     },
   );
 

@@ -130,20 +130,42 @@ export class AdmissionService {
       ...(verifications.length > 0 ? { verifications } : {}),
       ...(verdicts.length > 0 ? { verdicts } : {}),
     };
+    this.#countPolicyResults(verifications);
+    const warned = outcome.warnings.length > 0;
+    // A denial that also warns (a warn-mode policy failed beside an enforcing one) logs both.
+    const warnings = warned ? { warnings: outcome.warnings } : {};
     if (!outcome.allowed) {
       const denied = outcome.failures.filter((f) => f.denied);
       const failed = denied.some((f) => f.kind === 'infrastructure') ? 'infrastructure' : 'policy';
       const rule = decision.action === 'deny' ? decision.rule : failed;
-      return { response, decision: 'denied', rule, reason: outcome.denials.join(' | '), ...details };
+      return {
+        response,
+        decision: 'denied',
+        rule,
+        reason: outcome.denials.join(' | '),
+        ...warnings,
+        ...details,
+      };
     }
-    const warned = outcome.warnings.length > 0;
     return {
       response,
       decision: warned ? 'warned' : 'allowed',
       rule: decision.rule,
       ...(warned ? { reason: outcome.warnings.join(' | ') } : {}),
+      ...warnings,
       ...details,
     };
+  }
+
+  /** One count per image and policy: pass, fail (a policy failure) or error (infrastructure). */
+  #countPolicyResults(verifications: readonly ImageVerification[]): void {
+    const { policyResults, policyLabel } = this.#metrics;
+    for (const verification of verifications) {
+      for (const check of verification.checks) {
+        const result = check.passed ? 'pass' : check.failure.kind === 'policy' ? 'fail' : 'error';
+        policyResults.inc({ policy: policyLabel.value(check.policy), result });
+      }
+    }
   }
 
   async #verify(

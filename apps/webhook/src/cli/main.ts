@@ -1,20 +1,24 @@
 // The `signet` command: `signet serve` runs the admission webhook, `signet verify` checks an image
-// or a manifest against policy YAML from a shell, `signet audit` judges what runs in a cluster.
-import { createRequire } from 'node:module';
+// or a manifest against policy YAML from a shell, `signet audit` judges what runs in a cluster,
+// `signet migrate check` finds what blocks a move from policy-controller.
 import type { Writable } from 'node:stream';
 import { AUDIT_COMMAND, runAudit } from '../commands/audit.js';
+import { MIGRATE_COMMAND, runMigrate } from '../commands/migrate.js';
 import { runServe } from '../commands/serve.js';
 import { SERVE_COMMAND, serveConfigFrom } from '../commands/serve-config.js';
 import { runVerify, VERIFY_COMMAND } from '../commands/verify.js';
 import { UsageError, userMessage } from '../errors.js';
+import { version } from '../version.js';
 import { type CommandSpec, helpText, parseCommandLine } from './flags.js';
 
-export const COMMANDS: readonly CommandSpec[] = [SERVE_COMMAND, VERIFY_COMMAND, AUDIT_COMMAND];
+export { version };
 
-export function version(): string {
-  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-  return pkg.version;
-}
+export const COMMANDS: readonly CommandSpec[] = [
+  SERVE_COMMAND,
+  VERIFY_COMMAND,
+  AUDIT_COMMAND,
+  MIGRATE_COMMAND,
+];
 
 function usage(): string {
   const lines = COMMANDS.map((c) => `  signet ${c.name} ${c.synopsis}`);
@@ -46,6 +50,7 @@ export async function main(
     if (values.help) return print(helpText(command), 0);
     if (command === SERVE_COMMAND) return await runServe(serveConfigFrom(values, process.env));
     if (command === AUDIT_COMMAND) return await runAudit(values, streams.stdout, streams.stderr);
+    if (command === MIGRATE_COMMAND) return await runMigrate(positionals, values, streams.stdout);
     return await runVerify(positionals, values, streams.stdout, streams.stderr);
   } catch (error) {
     const message = userMessage(error);

@@ -1,5 +1,5 @@
-// The admission endpoints on Node's own HTTP server: `POST /validate` and `POST /mutate` taking
-// `admission.k8s.io/v1` AdmissionReviews. Every answer is an AdmissionReview carrying the request
+// The admission endpoints on Node's own HTTP server: `POST /validate`, `POST /mutate` and
+// `POST /validate-policy` (Signet's own policy objects) taking `admission.k8s.io/v1` AdmissionReviews. Every answer is an AdmissionReview carrying the request
 // uid (empty when it could not be read), errors included. Bodies are bounded in size, in total
 // bytes being read and in time; heavy ones are parsed one per event-loop turn, so the cheap
 // decisions of a flood's neighbours stay fast.
@@ -12,6 +12,7 @@ import {
   AdmissionReviewError,
   admissionReviewFor,
   FieldError,
+  POLICY_GROUP,
   parseAdmissionReviewJson,
   workloadForResource,
 } from '@signet/k8s-types';
@@ -22,7 +23,12 @@ import { BodyError, ByteBudget, type HeldBody, readBody } from './body.js';
 import { parseGoDuration } from './duration.js';
 import { SerialQueue } from './serial-queue.js';
 
-export type Endpoint = 'validate' | 'mutate';
+export type Endpoint = 'validate' | 'mutate' | 'validate-policy';
+
+/** Why a review's signal aborted when its time ran out (metrics count it as a timeout). */
+export class ReviewTimeout extends Error {
+  override readonly name = 'ReviewTimeout';
+}
 
 export interface ReviewContext {
   /** Aborted when the answer is due: stop registry calls and verification. */
@@ -43,6 +49,8 @@ export interface ReviewOutcome {
   readonly rule: string;
   /** Human-readable reason, for the log line. */
   readonly reason?: string;
+  /** The warnings the answer carries (also when it denies), for the log line. */
+  readonly warnings?: readonly string[];
   /** Per verified image, what the verifier found (for `signet verify`; not sent to the API server). */
   readonly verifications?: readonly ImageVerification[];
   /** Per image, core's verdict, settled ones (no policy matched, tag not pinned) included (for audits). */
@@ -57,6 +65,8 @@ export type ReviewHandler = (
 
 export interface AdmissionAppOptions {
   readonly handler: ReviewHandler;
+  /** Answers `/validate-policy`; without it that path is not served (404). */
+  readonly policyHandler?: ReviewHandler;
   readonly logger: Logger;
   /** Where the per-review `admission` line goes (default `logger`); see `createLoggers`. */
   readonly admissionLog?: Logger;
@@ -125,7 +135,7 @@ export function createAdmissionApp(options: AdmissionAppOptions): AdmissionApp {
   return {
     listener: (req, res) => {
       const endpoint = endpointOf(req);
-      if (endpoint === undefined) {
+      if (endpoint === undefined || (endpoint === 'validate-policy' && !options.policyHandler)) {
         send(res, settings, 404, {
           error: `no such endpoint: ${req.method} ${(req.url ?? '').split('?')[0]}`,
         });
@@ -139,10 +149,15 @@ export function createAdmissionApp(options: AdmissionAppOptions): AdmissionApp {
   };
 }
 
+const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map([
+  ['/validate', 'validate'],
+  ['/mutate', 'mutate'],
+  ['/validate-policy', 'validate-policy'],
+]);
+
 function endpointOf(req: IncomingMessage): Endpoint | undefined {
   if (req.method !== 'POST') return undefined;
-  const path = (req.url ?? '').split('?')[0];
-  return path === '/validate' ? 'validate' : path === '/mutate' ? 'mutate' : undefined;
+  return ENDPOINTS.get((req.url ?? '').split('?')[0] ?? '');
 }
 
 function send(res: ServerResponse, settings: Settings, status: number, body: unknown, close = false): void {
@@ -246,7 +261,7 @@ async function runWithDeadline(
   const controller = new AbortController();
   const deadline = settings.now() + budgetMs;
   const abortTimer = setTimeout(
-    () => controller.abort(new Error(`timed out after ${seconds(budgetMs)}`)),
+    () => controller.abort(new ReviewTimeout(`timed out after ${seconds(budgetMs)}`)),
     budgetMs,
   );
   let backstop: NodeJS.Timeout | undefined;
@@ -256,11 +271,13 @@ async function runWithDeadline(
   const late = new Promise<ReviewOutcome>((resolve) => {
     backstop = setTimeout(() => resolve(timedOut(budgetMs + graceMs)), budgetMs + graceMs);
   });
+  const handler =
+    endpoint === 'validate-policy' ? (options.policyHandler ?? options.handler) : options.handler;
   try {
     return await Promise.race([
-      options
-        .handler(endpoint, request, { signal: controller.signal, deadline, budgetMs })
-        .catch((error: unknown) => handlerFailed(error, options.logger, request.uid)),
+      handler(endpoint, request, { signal: controller.signal, deadline, budgetMs }).catch((error: unknown) =>
+        handlerFailed(error, options.logger, request.uid),
+      ),
       late,
     ]);
   } finally {
@@ -306,8 +323,15 @@ function handlerFailed(error: unknown, logger: Logger, uid: string): ReviewOutco
  * routed to), else `other`. Never the request's own text, which any client can make unbounded.
  */
 export function kindLabel(request: AdmissionRequest): string {
-  return workloadForResource(request.resource.group, request.resource.resource)?.kind ?? 'other';
+  const { group, resource } = request.resource;
+  if (group === POLICY_GROUP) return POLICY_KINDS.get(resource) ?? 'other';
+  return workloadForResource(group, resource)?.kind ?? 'other';
 }
+
+const POLICY_KINDS: ReadonlyMap<string, string> = new Map([
+  ['clusterimagepolicies', 'ClusterImagePolicy'],
+  ['trustroots', 'TrustRoot'],
+]);
 
 /** Request fields are the client's: logged, but never at unbounded length. */
 function clip(value: string | undefined): string | undefined {
@@ -329,6 +353,12 @@ function logOutcome(
     rule: outcome.rule,
     kind: kindLabel(request),
   });
+  if (endpoint === 'validate') {
+    metrics.namespaceAdmissions.inc({
+      namespace: metrics.namespaceLabel.value(request.namespace),
+      decision: outcome.decision,
+    });
+  }
   const name = request.name ?? request.object?.metadata?.name ?? request.object?.metadata?.generateName;
   const line = {
     endpoint,
@@ -343,6 +373,7 @@ function logOutcome(
     decision: outcome.decision,
     rule: outcome.rule,
     reason: outcome.reason,
+    ...(outcome.warnings && outcome.warnings.length > 0 ? { warnings: outcome.warnings.map(clip) } : {}),
     durationMs: Math.round(durationMs * 1000) / 1000,
   };
   if (outcome.decision === 'denied') logger.warn(line, 'admission');

@@ -19,6 +19,11 @@ export class BodyError extends Error {
   ) {
     super(message);
   }
+
+  /** `HTTP_<status>`: a refused body is an expected condition (logged without a stack). */
+  get code(): string {
+    return `HTTP_${this.status}`;
+  }
 }
 
 /** Bytes of bodies being read right now, across all connections, against a fixed budget. */

@@ -8,6 +8,8 @@ import type { KubeCredentials } from './credentials.js';
 /** The API server answered with an error status (or could not be reached: `status` 0). */
 export class KubeApiError extends Error {
   override readonly name = 'KubeApiError';
+  /** `HTTP_<status>`, or `UNREACHABLE` when nothing answered. */
+  readonly code: string;
   constructor(
     readonly status: number,
     readonly reason: string,
@@ -15,6 +17,7 @@ export class KubeApiError extends Error {
     options?: ErrorOptions,
   ) {
     super(message, options);
+    this.code = status > 0 ? `HTTP_${status}` : 'UNREACHABLE';
   }
 }
 

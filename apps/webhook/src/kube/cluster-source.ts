@@ -2,11 +2,13 @@ import type { Logger } from '../logger.js';
 import { collectPolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
 import { type KubeClient, statusOf } from './client.js';
 import { Reflector } from './reflector.js';
+import type { WatchedPolicyObject } from './status-writer.js';
 
 interface WatchedCollection {
   readonly kind: string;
   readonly apiVersion: string;
   readonly reflector: Reflector;
+  readonly path: string;
 }
 
 export interface ClusterPolicySourceOptions {
@@ -14,9 +16,27 @@ export interface ClusterPolicySourceOptions {
   /** The webhook's namespace: its config ConfigMap and the Secrets policies reference live here. */
   readonly namespace: string;
   readonly logger: Logger;
-  /** Called with every new consistent view, debounced; compile and swap it in there. */
+  /**
+   * Called with every new consistent view, debounced; compile and swap it in there. Changes that
+   * do not touch what policies are compiled from (status, finalizers, resourceVersion) are not
+   * delivered: writing a policy's status must not recompile every policy.
+   */
   readonly onChange: (objects: PolicyObjects) => void;
+  /** Called after every burst of changes, status-only ones included (status reconciliation). */
+  readonly onObjects?: () => void;
   readonly debounceMs?: number;
+}
+
+/** What a policy compile reads of an object: everything but status and bookkeeping metadata. */
+function compiledPart(object: Record<string, unknown>): unknown {
+  const {
+    status: _status,
+    metadata,
+    ...rest
+  } = object as { status?: unknown; metadata?: Record<string, unknown> };
+  if (metadata === undefined) return rest;
+  const { resourceVersion: _v, managedFields: _m, finalizers: _f, ...kept } = metadata;
+  return { ...rest, metadata: kept };
 }
 
 const GROUP = 'policy.sigstore.dev';
@@ -36,6 +56,8 @@ export class ClusterPolicySource {
     this.#resolveSynced = resolve;
   });
   #timer: NodeJS.Timeout | undefined;
+  /** What the last delivered view was compiled from. */
+  #delivered: string | undefined;
   #started = false;
   #stopped = false;
 
@@ -62,7 +84,7 @@ export class ClusterPolicySource {
             'policy watch failed; restarting it in 5s',
           ),
       });
-      this.#informers.push({ kind, apiVersion, reflector });
+      this.#informers.push({ kind, apiVersion, reflector, path });
     };
     watch(
       'ClusterImagePolicy',
@@ -83,11 +105,27 @@ export class ClusterPolicySource {
 
   /** The current view of everything watched. */
   snapshot(): PolicyObjects {
+    return collectPolicyObjects(this.#objects(), this.#options.namespace);
+  }
+
+  /** The ClusterImagePolicies and TrustRoots as watched, with the collection each is served from. */
+  policyObjects(): WatchedPolicyObject[] {
+    return this.#informers.flatMap(({ kind, apiVersion, reflector, path }) =>
+      kind === 'ClusterImagePolicy' || kind === 'TrustRoot'
+        ? reflector.objects().map((object) => ({
+            kind,
+            collection: path,
+            object: { ...object, kind, apiVersion: (object.apiVersion as string | undefined) ?? apiVersion },
+          }))
+        : [],
+    );
+  }
+
+  #objects(): Record<string, unknown>[] {
     // Items of typed lists carry no kind or apiVersion; the parsers dispatch on them.
-    const objects = this.#informers.flatMap(({ kind, apiVersion, reflector }) =>
+    return this.#informers.flatMap(({ kind, apiVersion, reflector }) =>
       reflector.objects().map((object) => ({ ...object, kind, apiVersion: object.apiVersion ?? apiVersion })),
     );
-    return collectPolicyObjects(objects, this.#options.namespace);
   }
 
   async #servedPolicyVersion(): Promise<'v1beta1' | 'v1alpha1'> {
@@ -124,7 +162,13 @@ export class ClusterPolicySource {
     }
     this.#resolveSynced?.();
     try {
-      this.#options.onChange(this.snapshot());
+      const objects = this.#objects();
+      const compiled = JSON.stringify(objects.map(compiledPart));
+      if (compiled !== this.#delivered) {
+        this.#delivered = compiled;
+        this.#options.onChange(collectPolicyObjects(objects, this.#options.namespace));
+      }
+      this.#options.onObjects?.();
     } catch (error) {
       this.#options.logger.error(
         { err: error },

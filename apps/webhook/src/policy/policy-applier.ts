@@ -31,6 +31,8 @@ export interface PolicyApplierOptions {
   readonly engines?: WebhookPolicyEngines;
   /** How long until a view with a passing problem is compiled again. */
   readonly retryAfterMs?: number;
+  /** Told each snapshot installed (status reporting). */
+  readonly onInstalled?: (snapshot: PolicySnapshot) => void;
 }
 
 export const RETRY_BROKEN_MS = 60_000;
@@ -61,6 +63,7 @@ export function policyApplier(options: PolicyApplierOptions): (objects: PolicyOb
     if (store.install(version, snapshot)) {
       options.engines?.installed();
       installed(snapshot, logger, metrics);
+      options.onInstalled?.(snapshot);
     }
   };
   return apply;

@@ -38,6 +38,8 @@ export interface UnreadablePolicy {
   /** `warn` only when the object says so unmistakably; otherwise `enforce`. */
   readonly mode: PolicyMode;
   readonly reason: string;
+  /** `metadata.generation`, when it is a number. */
+  readonly generation: number | undefined;
 }
 
 /** Everything a policy source (a YAML file, or watches on a cluster) provides. */
@@ -70,6 +72,8 @@ export interface PolicyProblem {
   readonly cause?: unknown;
   /** Where the object came from (a file), when not from a cluster. */
   readonly source?: string;
+  /** The object's `metadata.generation`, when it has one (for status). */
+  readonly generation?: number;
 }
 
 /** A ConfigMap's string data; binary data and other fields are not policy sources. */
@@ -126,6 +130,12 @@ function refOf(object: unknown): ObjectRef | undefined {
   return { apiVersion, kind, name };
 }
 
+function generationOf(object: unknown): number | undefined {
+  if (!isObject(object) || !isObject(object.metadata)) return undefined;
+  const generation = object.metadata.generation;
+  return typeof generation === 'number' && Number.isInteger(generation) ? generation : undefined;
+}
+
 function labelOf(object: unknown, index: number): string {
   if (isObject(object) && typeof object.kind === 'string' && isObject(object.metadata)) {
     const name = object.metadata.name;
@@ -137,9 +147,11 @@ function labelOf(object: unknown, index: number): string {
 /** A problem with `object` (the `index`th of its source). */
 export function problemWith(object: unknown, index: number, error: unknown): PolicyProblem {
   const ref = refOf(object);
+  const generation = generationOf(object);
   return {
     object: labelOf(object, index),
     ...(ref ? { ref } : {}),
+    ...(generation === undefined ? {} : { generation }),
     message: error instanceof Error ? error.message : String(error),
     cause: error,
   };
@@ -218,6 +230,7 @@ function unreadablePolicy(object: Record<string, unknown>, index: number, error:
     globs: readable ? (globs as string[]) : undefined,
     mode: spec.mode === 'warn' ? 'warn' : 'enforce',
     reason: error instanceof Error ? error.message : String(error),
+    generation: generationOf(object),
   };
 }
 

@@ -15,6 +15,7 @@ import {
 } from '@signet/core';
 import type { ClusterImagePolicy, PolicyControllerConfig } from '@signet/k8s-types';
 import {
+  type CompileContext,
   type CompiledAuthorities,
   compileAuthorities,
   type KmsKeySource,
@@ -24,7 +25,9 @@ import {
   type PolicyToVerify,
   type RemotePolicyFetch,
   type RemoteTrustRoots,
+  TrustRootError,
   type TrustRootOptions,
+  type TrustRootResolver,
   trustRootResolver,
 } from '@signet/verifier';
 import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-objects.js';
@@ -37,6 +40,21 @@ export interface SnapshotPolicy extends CompiledPolicy {
   readonly verify: PolicyToVerify;
   /** Why the policy cannot be enforced as written; it then denies what it matches, saying so. */
   readonly broken: string | undefined;
+  /**
+   * What kind of problem `broken` is: the object does not parse, it cannot compile as written, or
+   * it failed for a reason that may pass (a remote policy, an engine) and is compiled again later.
+   */
+  readonly brokenKind: 'unreadable' | 'invalid' | 'passing' | undefined;
+  /** The `metadata.generation` that was compiled (for `status.observedGeneration`). */
+  readonly generation: number | undefined;
+}
+
+/** Whether a TrustRoot can be used: `undefined` when it loaded, else why not. */
+export interface TrustRootState {
+  readonly generation: number | undefined;
+  /** The form it takes: sigstoreKeys, remote (TUF mirror) or repository (embedded TUF). */
+  readonly form: 'sigstore-keys' | 'remote' | 'repository' | 'unknown';
+  readonly problem: { readonly message: string; readonly passing: boolean } | undefined;
 }
 
 /** Everything an admission needs about policies, compiled once per change and swapped atomically. */
@@ -45,6 +63,8 @@ export interface PolicySnapshot {
   readonly config: PolicyControllerConfig;
   /** Policies that exist but cannot be enforced as written: they deny what they match. */
   readonly broken: ReadonlyMap<string, string>;
+  /** Every TrustRoot object by name, parsed or not, and whether it loads. */
+  readonly trustRoots: ReadonlyMap<string, TrustRootState>;
   readonly loadedAt: Date;
   /** What must be verified for a decision, each image with the records of the policies it must pass. */
   checksFor(
@@ -73,6 +93,11 @@ export interface CompileOptions {
   readonly engines?: PolicyEngineHost;
   /** `policy.remote`; without it such policies are broken. */
   readonly fetchRemotePolicy?: RemotePolicyFetch;
+  /**
+   * Load every TrustRoot, used or not, for its status (default true). The policy webhook checks
+   * one policy and loads only the TrustRoots it uses.
+   */
+  readonly loadAllTrustRoots?: boolean;
 }
 
 export interface CompileResult {
@@ -127,7 +152,10 @@ function placeholderOf(policy: UnreadablePolicy): ClusterImagePolicy {
         ? policy.apiVersion
         : 'policy.sigstore.dev/v1beta1',
     kind: 'ClusterImagePolicy',
-    metadata: { name: policy.name },
+    metadata: {
+      name: policy.name,
+      ...(policy.generation === undefined ? {} : { generation: policy.generation }),
+    },
     spec: { images: (policy.globs ?? ['**']).map((glob) => ({ glob })), authorities: [], mode: policy.mode },
   };
 }
@@ -158,6 +186,48 @@ function matcherOf(cip: ClusterImagePolicy, broken: string | undefined, problems
       }
     }
     throw error;
+  }
+}
+
+/** One policy's record: its authorities compiled, or why it cannot be enforced. */
+async function compileRecord(
+  { matcher, broken: unusable }: Matcher,
+  unusableKind: 'unreadable' | 'invalid',
+  context: CompileContext,
+  shared: string,
+): Promise<{ record: SnapshotPolicy; problem?: PolicyProblem; retry: boolean }> {
+  const cip: ClusterImagePolicy = matcher.policy;
+  const revision = `${cip.metadata.uid ?? cip.metadata.name}:${digestOf(cip.spec)}:${shared}`;
+  const record = (
+    compiled: CompiledAuthorities,
+    broken: string | undefined,
+    brokenKind: SnapshotPolicy['brokenKind'],
+  ): SnapshotPolicy => ({
+    ...matcher,
+    verify: { name: matcher.name, mode: matcher.mode, revision, compiled },
+    broken,
+    brokenKind,
+    generation: cip.metadata.generation,
+  });
+  if (unusable !== undefined) {
+    return { record: record(brokenAuthorities(matcher, unusable), unusable, unusableKind), retry: false };
+  }
+  try {
+    return { record: record(await compileAuthorities(cip, context), undefined, undefined), retry: false };
+  } catch (error) {
+    const passing = error instanceof PolicyCompileError && PASSING_CODES.has(error.code);
+    const broken = (error as Error).message;
+    return {
+      record: record(brokenAuthorities(matcher, broken), broken, passing ? 'passing' : 'invalid'),
+      problem: {
+        object: `ClusterImagePolicy/${matcher.name}`,
+        ref: { apiVersion: cip.apiVersion, kind: cip.kind, name: matcher.name },
+        message: broken,
+        cause: error,
+        ...(cip.metadata.generation === undefined ? {} : { generation: cip.metadata.generation }),
+      },
+      retry: passing,
+    };
   }
 }
 
@@ -198,41 +268,28 @@ export async function compileSnapshot(
     configMaps: objects.configMaps.map((c) => [c.namespace, c.name, digestOf(c.data)]),
     generation: options.generation ?? 0,
   });
-  let retry = false;
-  const records = await Promise.all(
-    matchers.map(async ({ matcher, broken: unusable }): Promise<SnapshotPolicy> => {
-      const cip: ClusterImagePolicy = matcher.policy;
-      let compiled: CompiledAuthorities;
-      let broken = unusable;
-      try {
-        if (broken !== undefined) throw new Error(broken);
-        compiled = await compileAuthorities(cip, {
-          trustRoots: resolver,
-          lookupSecret: (namespace, name) => secrets.get(`${namespace}/${name}`),
-          lookupConfigMap: (namespace, name) => configMaps.get(`${namespace}/${name}`),
-          systemNamespace: options.namespace,
-          ...(options.engines ? { engines: options.engines } : {}),
-          ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
-          ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
-        });
-      } catch (error) {
-        retry ||= error instanceof PolicyCompileError && PASSING_CODES.has(error.code);
-        if (broken === undefined) {
-          broken = (error as Error).message;
-          problems.push({
-            object: `ClusterImagePolicy/${matcher.name}`,
-            ref: { apiVersion: cip.apiVersion, kind: cip.kind, name: matcher.name },
-            message: broken,
-            cause: error,
-          });
-        }
-        compiled = brokenAuthorities(matcher, broken);
-      }
-      const revision = `${cip.metadata.uid ?? cip.metadata.name}:${digestOf(cip.spec)}:${shared}`;
-      const verify = { name: matcher.name, mode: matcher.mode, revision, compiled };
-      return { ...matcher, verify, broken };
-    }),
+  const unreadable = new Set(objects.unreadable.map((policy) => policy.name));
+  const context: CompileContext = {
+    trustRoots: resolver,
+    lookupSecret: (namespace, name) => secrets.get(`${namespace}/${name}`),
+    lookupConfigMap: (namespace, name) => configMaps.get(`${namespace}/${name}`),
+    systemNamespace: options.namespace,
+    ...(options.engines ? { engines: options.engines } : {}),
+    ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
+    ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
+  };
+  const compiledRecords = await Promise.all(
+    matchers.map((m) =>
+      compileRecord(m, unreadable.has(m.matcher.name) ? 'unreadable' : 'invalid', context, shared),
+    ),
   );
+  const records = compiledRecords.map((r) => r.record);
+  problems.push(...compiledRecords.flatMap((r) => (r.problem ? [r.problem] : [])));
+  const retry = compiledRecords.some((r) => r.retry);
+  const trustRoots =
+    options.loadAllTrustRoots === false
+      ? new Map<string, TrustRootState>()
+      : await trustRootStates(objects, resolver);
   const set = policySet(records, { noMatchPolicy: objects.config.noMatchPolicy });
   const broken = new Map(
     set.policies.flatMap((r) => (r.broken === undefined ? [] : [[r.name, r.broken] as const])),
@@ -242,6 +299,7 @@ export async function compileSnapshot(
       set,
       config: objects.config,
       broken,
+      trustRoots,
       loadedAt: options.now?.() ?? new Date(),
       checksFor: (decision, subject, plan) => planChecks(decision, set, subject, plan),
       match: (reference, subject) => matchPolicies(set, reference, subject),
@@ -249,6 +307,42 @@ export async function compileSnapshot(
     problems,
     retry,
   };
+}
+
+/**
+ * Loads every TrustRoot through the resolver the policies used (memoized: a TrustRoot a policy
+ * references is loaded once), so that each one's status says whether it works, used or not.
+ * TrustRoots that did not parse are listed with the parse problem.
+ */
+async function trustRootStates(
+  objects: PolicyObjects,
+  resolver: TrustRootResolver,
+): Promise<ReadonlyMap<string, TrustRootState>> {
+  const states = new Map<string, TrustRootState>();
+  for (const problem of objects.problems) {
+    if (problem.ref?.kind !== 'TrustRoot') continue;
+    states.set(problem.ref.name, {
+      generation: problem.generation,
+      form: 'unknown',
+      problem: { message: `cannot be parsed: ${problem.message}`, passing: false },
+    });
+  }
+  await Promise.all(
+    objects.trustRoots.map(async (root) => {
+      const { sigstoreKeys, remote } = root.spec;
+      const form =
+        sigstoreKeys !== undefined ? 'sigstore-keys' : remote !== undefined ? 'remote' : 'repository';
+      let problem: TrustRootState['problem'];
+      try {
+        await resolver(root.metadata.name);
+      } catch (error) {
+        const passing = error instanceof TrustRootError && error.code === 'TRUST_ROOT_UNAVAILABLE';
+        problem = { message: error instanceof Error ? error.message : String(error), passing };
+      }
+      states.set(root.metadata.name, { generation: root.metadata.generation, form, problem });
+    }),
+  );
+  return states;
 }
 
 /** Holds the current snapshot; readers always see one whole snapshot, never a mix. */

@@ -152,3 +152,26 @@ describe('mistakes are one line and exit 2', () => {
     }
   });
 });
+
+describe('signet migrate', () => {
+  it('takes one action, check, and says so otherwise', async () => {
+    const none = await run('migrate');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('signet migrate: migrate takes one action, check; got ""');
+    expect((await run('migrate', 'apply')).stderr).toContain('got "apply"');
+    expect((await run('migrate', '--help')).stdout).toContain('usage: signet migrate check');
+  });
+
+  it('says in one line that the cluster cannot be reached', async () => {
+    const kubeconfig = join(dir, 'dead.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n',
+    );
+    const result = await run('migrate', 'check', '--kubeconfig', kubeconfig);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^signet migrate: cannot read the cluster: GET \/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/\S+: connect ECONNREFUSED 127\.0\.0\.1:1\n$/,
+    );
+  });
+});

@@ -12,7 +12,7 @@ import {
   TOOL_NAMES,
   type ToolName,
 } from '../tools.js';
-import { POLICY_CONTROLLER_MODULE, POLICY_CONTROLLER_VERSION, policyControllerModule } from '../upstream.js';
+import { SOURCE_MODULES, type SourceModuleName, sourceModule } from '../upstream.js';
 
 function parseArgs(argv: readonly string[]): {
   names: ToolName[];
@@ -46,10 +46,12 @@ async function main(): Promise<void> {
     concurrency,
     onProgress: (event) => console.log(`build-tools: ${event.message}`),
   });
-  // The compatibility tests read policy-controller's policies from the module cache.
-  const upstream = `${POLICY_CONTROLLER_MODULE}@${POLICY_CONTROLLER_VERSION}`;
-  console.log(`build-tools: ${upstream} (go mod download)`);
-  console.log(`build-tools: ${upstream} at ${await policyControllerModule()}`);
+  // The compatibility, migration and chart tests read upstream files from the module cache.
+  for (const name of Object.keys(SOURCE_MODULES) as SourceModuleName[]) {
+    const upstream = `${SOURCE_MODULES[name].module}@${SOURCE_MODULES[name].version}`;
+    console.log(`build-tools: ${upstream} (go mod download)`);
+    console.log(`build-tools: ${upstream} at ${await sourceModule(name)}`);
+  }
   const seconds = Math.round((Date.now() - started) / 1000);
   console.log(`build-tools: ${Object.keys(paths).length} tools ready in ${seconds}s`);
   // `path <name> <file>` lines, for scripts (`.ci/run` finds the OCI runtime wrapper this way).

@@ -1,0 +1,146 @@
+// Writes each ClusterImagePolicy's and TrustRoot's `status` (see policy/policy-status.ts) through
+// the `/status` subresource. Only the replica holding the status Lease writes (replicas may
+// briefly see different things, e.g. one fetched a remote policy and another could not, and two
+// writers would undo each other's writes forever); each write is a replace carrying the
+// resourceVersion it read, so a write over a newer object fails with 409 and is redone from the
+// next view. Nothing is written when the stored status already says the same, nor onto a newer
+// generation than the one compiled, nor onto an object policy-controller still manages.
+import type { Logger } from '../logger.js';
+import type { SignetMetrics } from '../metrics.js';
+import {
+  type DesiredStatus,
+  desiredStatuses,
+  type StatusKind,
+  statusUpdate,
+} from '../policy/policy-status.js';
+import type { PolicySnapshot } from '../policy/policy-store.js';
+import { type KubeClient, statusOf } from './client.js';
+
+/**
+ * policy-controller's reconcilers put these finalizers on every ClusterImagePolicy and TrustRoot
+ * and write their status. While one is present the object's status is policy-controller's; the
+ * migration guide removes them once policy-controller is gone, and Signet's status follows.
+ */
+export const POLICY_CONTROLLER_FINALIZERS: ReadonlySet<string> = new Set([
+  'clusterimagepolicies.policy.sigstore.dev',
+  'trustroots.policy.sigstore.dev',
+]);
+
+/** An object as watched, with the collection it is served from (its status is written there). */
+export interface WatchedPolicyObject {
+  readonly kind: StatusKind;
+  /** `/apis/policy.sigstore.dev/v1beta1/clusterimagepolicies` */
+  readonly collection: string;
+  readonly object: Record<string, unknown> & {
+    metadata?: { name?: string; generation?: number; finalizers?: string[]; resourceVersion?: string };
+    status?: unknown;
+  };
+}
+
+export interface StatusWriterOptions {
+  readonly client: KubeClient;
+  readonly logger: Logger;
+  readonly metrics: SignetMetrics;
+  /** The current snapshot of the watched objects. */
+  readonly objects: () => readonly WatchedPolicyObject[];
+  /** Whether this replica holds the status Lease. */
+  readonly leading: () => boolean;
+  readonly now?: () => Date;
+}
+
+export class PolicyStatusWriter {
+  readonly #options: StatusWriterOptions;
+  #snapshot: PolicySnapshot | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  /** Objects already logged as left to policy-controller, so the line appears once per object. */
+  readonly #deferred = new Set<string>();
+
+  constructor(options: StatusWriterOptions) {
+    this.#options = options;
+  }
+
+  /** A new snapshot was installed: its statuses are what the objects should say. */
+  installed(snapshot: PolicySnapshot): void {
+    this.#snapshot = snapshot;
+    this.reconcile();
+  }
+
+  /**
+   * Brings every object's status in line with the snapshot (after a watch event, a snapshot or
+   * gaining the Lease). Runs one at a time; a call while one runs makes it run once more after.
+   */
+  reconcile(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#run().finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.reconcile();
+      }
+    });
+  }
+
+  /** Resolves when no reconcile is running (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  async #run(): Promise<void> {
+    const snapshot = this.#snapshot;
+    if (snapshot === undefined || !this.#options.leading()) return;
+    const watched = new Map(
+      this.#options.objects().map((w) => [`${w.kind}/${w.object.metadata?.name ?? ''}`, w] as const),
+    );
+    for (const desired of desiredStatuses(snapshot)) {
+      if (!this.#options.leading()) return;
+      const target = watched.get(`${desired.kind}/${desired.name}`);
+      if (target !== undefined) await this.#write(target, desired);
+    }
+  }
+
+  async #write(target: WatchedPolicyObject, desired: DesiredStatus): Promise<void> {
+    const { object, collection, kind } = target;
+    const metadata = object.metadata ?? {};
+    // Compiled from another generation: the snapshot of this one is on its way.
+    if (desired.generation !== undefined && metadata.generation !== desired.generation) return;
+    const key = `${kind}/${desired.name}`;
+    const held = (metadata.finalizers ?? []).find((f) => POLICY_CONTROLLER_FINALIZERS.has(f));
+    if (held !== undefined) {
+      if (!this.#deferred.has(key)) {
+        this.#deferred.add(key);
+        this.#options.logger.info(
+          { object: key, finalizer: held },
+          "not writing status: policy-controller's finalizer is on it (see the migration guide)",
+        );
+      }
+      return;
+    }
+    this.#deferred.delete(key);
+    const status = statusUpdate(object.status, desired, this.#options.now?.() ?? new Date());
+    if (status === undefined) return;
+    const { metrics, logger, client } = this.#options;
+    try {
+      await client.replace(
+        `${collection}/${encodeURIComponent(desired.name)}/status`,
+        { ...object, status },
+        {
+          timeoutMs: 5000,
+        },
+      );
+      metrics.statusWrites.inc({ kind, result: 'written' });
+    } catch (error) {
+      const code = statusOf(error);
+      // 409: the object changed since we read it; the watch brings it and we write again. 404: gone.
+      if (code === 409 || code === 404) {
+        metrics.statusWrites.inc({ kind, result: 'conflict' });
+        return;
+      }
+      metrics.statusWrites.inc({ kind, result: 'error' });
+      logger.warn({ err: error, object: key }, 'could not write status');
+    }
+  }
+}
