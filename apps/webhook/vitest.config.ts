@@ -11,7 +11,6 @@ export default signetTestConfig({
     // `signet audit --kubeconfig`): e2e/test/signet-audit.test.ts runs it on a real control plane.
     'src/audit/cluster-inventory.ts',
     'src/audit/report-publisher.ts',
-    'src/audit/scan-lease.ts',
     'src/audit/noncompliance-events.ts',
     'src/audit/background-scanner.ts',
     'src/audit/start-scanner.ts',

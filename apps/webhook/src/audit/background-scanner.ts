@@ -3,6 +3,7 @@
 // namespace Signet could intercept) through the admission pipeline, sharing its verification cache
 // and bounded by its own concurrency, then publishes PolicyReports, metrics and Events.
 import type { AdmissionService } from '../admission/admission-service.js';
+import type { LeaderLease } from '../kube/leader-lease.js';
 import type { Logger } from '../logger.js';
 import type { PolicySnapshot, PolicyStore } from '../policy/policy-store.js';
 import type { AuditMetrics } from './audit-metrics.js';
@@ -11,7 +12,6 @@ import type { ClusterInventory } from './cluster-inventory.js';
 import { failingWorkloads, type NonComplianceEvents } from './noncompliance-events.js';
 import { policyReportFor, type ReportLimits } from './policy-reports.js';
 import type { ReportPublisher } from './report-publisher.js';
-import type { ScanLease } from './scan-lease.js';
 import { auditSubjects } from './subjects.js';
 
 export interface ScanSettings {
@@ -36,7 +36,7 @@ export interface BackgroundScannerParts {
   readonly inventory: Pick<ClusterInventory, 'read'>;
   readonly publisher: ReportPublisher;
   readonly events: NonComplianceEvents;
-  readonly lease: Pick<ScanLease, 'leading' | 'start' | 'stop'>;
+  readonly lease: Pick<LeaderLease, 'leading' | 'start' | 'stop'>;
   readonly metrics: AuditMetrics;
   readonly logger: Logger;
   readonly random?: () => number;

@@ -2,6 +2,7 @@
 // only when Signet reads a cluster and scanning is on.
 import { hostname } from 'node:os';
 import type { KubeClient } from '../kube/client.js';
+import { LeaderLease } from '../kube/leader-lease.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { Admission } from '../signet.js';
@@ -11,7 +12,6 @@ import { BackgroundScanner } from './background-scanner.js';
 import { ClusterInventory } from './cluster-inventory.js';
 import { NonComplianceEvents } from './noncompliance-events.js';
 import { ReportPublisher } from './report-publisher.js';
-import { ScanLease } from './scan-lease.js';
 
 export interface ScannerSetup {
   readonly client: KubeClient;
@@ -27,12 +27,14 @@ export function createBackgroundScanner(setup: ScannerSetup): BackgroundScanner 
   const { client, admission, config, namespace } = setup;
   const logger = setup.logger.child({ component: 'audit' });
   let scanner: BackgroundScanner | undefined;
-  const lease = new ScanLease({
+  // The same Lease protocol as policy status (ADR 0011), its own Lease, held 30 s.
+  const lease = new LeaderLease({
     client,
     namespace,
     name: config.leaseName,
     identity: config.identity ?? `${hostname()}-${process.pid}`,
     logger,
+    durationMs: 30_000,
     onChange: (leading) => scanner?.leadershipChanged(leading),
   });
   scanner = new BackgroundScanner(

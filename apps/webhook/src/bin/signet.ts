@@ -1,5 +1,12 @@
 #!/usr/bin/env node
-import { main } from '../cli/main.js';
+import { enableCompileCache } from 'node:module';
+
+// V8's code cache for Signet's modules (NODE_COMPILE_CACHE, else the OS temp directory): a restart
+// compiles nothing it compiled before, which cuts module loading by about a quarter. It must be on
+// before the first import of Signet's own code, hence the dynamic import below. Off with
+// NODE_DISABLE_COMPILE_CACHE=1; a read-only directory only means no cache.
+enableCompileCache();
+const { main } = await import('../cli/main.js');
 
 /** Resolves once everything written to `stream` so far has been handed to the OS. */
 function flushed(stream: NodeJS.WriteStream): Promise<void> {

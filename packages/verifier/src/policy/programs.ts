@@ -4,7 +4,7 @@
 // (`configMapRef`) or a `remote` URL pinned by `sha256sum`, exactly one of them (upstream's
 // validation); a remote one is fetched here, never per admission.
 import type { ConfigMapReference, Policy, RemotePolicy } from '@signet/k8s-types';
-import { type CelProgram, compileCel } from './cel.js';
+import type { CelProgram } from './cel.js';
 import type { EngineLanguage, EngineProgram, PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
 
@@ -67,11 +67,13 @@ export async function compilePolicyProgram(
     );
   }
   const source = await policySource(policy, site, context);
-  if (language === 'cel') return { source, language, cel: compileCelProgram(source, site) };
+  if (language === 'cel') return { source, language, cel: await compileCelProgram(source, site) };
   return { source, language, engine: await compileEngineProgram(language, source, site, context.engines) };
 }
 
-function compileCelProgram(source: string, site: PolicySite): CelProgram {
+// The CEL engine (about 130 modules) is loaded by the first CEL policy, not at start-up.
+async function compileCelProgram(source: string, site: PolicySite): Promise<CelProgram> {
+  const { compileCel } = await import('./cel.js');
   try {
     return compileCel(source);
   } catch (error) {

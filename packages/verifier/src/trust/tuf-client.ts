@@ -7,8 +7,7 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Fetcher, Updater } from 'tuf-js';
-import { DownloadHTTPError } from 'tuf-js/dist/error.js';
+import type { Fetcher } from 'tuf-js';
 
 /** Reads one file of the repository: resolves to its bytes, or rejects with {@link TufFileMissing}. */
 export type TufFileSource = (url: string, maxBytes: number, signal: AbortSignal) => Promise<Buffer>;
@@ -43,6 +42,11 @@ const MAX_ROOT_ROTATIONS = 64;
 
 /** The default {@link TufClient}: tuf-js's Updater, no retries, each file under the timeout. */
 export const tufJsClient: TufClient = async (request) => {
+  // tuf-js (about 35 modules) is loaded by the first refresh, not at start-up.
+  const [{ Updater }, { DownloadHTTPError }] = await Promise.all([
+    import('tuf-js'),
+    import('tuf-js/dist/error.js'),
+  ]);
   const owned = request.metadataDir === undefined;
   const dir = request.metadataDir ?? (await mkdtemp(join(tmpdir(), 'signet-tuf-')));
   try {
@@ -54,7 +58,7 @@ export const tufJsClient: TufClient = async (request) => {
       metadataBaseUrl: mirror,
       targetDir: join(dir, 'targets'),
       targetBaseUrl: `${mirror}/targets`,
-      fetcher: new SourceFetcher(request.files ?? httpFiles(fetch), request.timeoutMs),
+      fetcher: new SourceFetcher(request.files ?? httpFiles(fetch), request.timeoutMs, DownloadHTTPError),
       forceCache: request.offline === true,
       config: { maxRootRotations: MAX_ROOT_ROTATIONS, fetchTimeout: request.timeoutMs, fetchRetries: 0 },
     });
@@ -109,14 +113,19 @@ export function memoryFiles(mirror: string, files: ReadonlyMap<string, Buffer>):
   };
 }
 
+/** tuf-js's own `DownloadHTTPError`, the one error type it reads as "no such file". */
+type MissingFileError = new (message: string, statusCode: number) => Error;
+
 /** tuf-js's Fetcher over a {@link TufFileSource}, each file under `timeoutMs`. */
 class SourceFetcher implements Fetcher {
   readonly #files: TufFileSource;
   readonly #timeoutMs: number;
+  readonly #missing: MissingFileError;
 
-  constructor(files: TufFileSource, timeoutMs: number) {
+  constructor(files: TufFileSource, timeoutMs: number, missing: MissingFileError) {
     this.#files = files;
     this.#timeoutMs = timeoutMs;
+    this.#missing = missing;
   }
 
   async downloadBytes(url: string, maxLength: number): Promise<Buffer> {
@@ -124,7 +133,7 @@ class SourceFetcher implements Fetcher {
       return await this.#files(url, maxLength, AbortSignal.timeout(this.#timeoutMs));
     } catch (error) {
       // tuf-js stops looking for newer roots at a 403/404 only when it sees its own error type.
-      if (error instanceof TufFileMissing) throw new DownloadHTTPError(error.message, 404);
+      if (error instanceof TufFileMissing) throw new this.#missing(error.message, 404);
       throw error;
     }
   }
