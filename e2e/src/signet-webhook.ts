@@ -37,6 +37,8 @@ export interface SignetWebhookOptions {
   readonly extraArgs?: readonly string[];
   /** The process's name in the group, and its log file's (default `signet`). */
   readonly processName?: string;
+  /** `NODE_OPTIONS` for the process (the chart sets `--max-old-space-size=256 --max-semi-space-size=8`). */
+  readonly nodeOptions?: string;
 }
 
 export interface SignetWebhook extends WebhookUnderTest {
@@ -116,6 +118,7 @@ export async function startSignet(options: SignetWebhookOptions): Promise<Signet
   const managed = await startSignetProcess({
     group,
     ...(options.processName ? { name: options.processName } : {}),
+    ...(options.nodeOptions ? { nodeOptions: options.nodeOptions } : {}),
     args,
     opsUrl,
     ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
@@ -182,13 +185,19 @@ export function startSignetProcess(options: {
   readonly readyTimeoutMs?: number;
   readonly waitFor?: 'ready' | 'listening';
   readonly name?: string;
+  readonly nodeOptions?: string;
 }): Promise<ManagedProcess> {
   return options.group.start({
     name: options.name ?? 'signet',
-    // The pinned Node 24 that runs this process (pnpm puts the `node` devDependency first on PATH).
+    // The pinned Node 26 that runs this process (pnpm puts the `node` devDependency first on PATH).
     command: process.execPath,
     args: options.args,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.group.runDir, NODE_ENV: 'production' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: options.group.runDir,
+      NODE_ENV: 'production',
+      ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
+    },
     ready:
       options.waitFor === 'listening'
         ? { kind: 'log', pattern: /"msg":"listening"/ }

@@ -23,7 +23,9 @@ import { registerHooks } from 'node:module';
 const urls = new Set();
 registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); urls.add(r.url); return r; } });
 await import(process.argv[1]);
-process.stdout.write(JSON.stringify([...urls]));
+// Node's own bundled HTTP client, loaded by an \`import\` of node:http (see src/server.ts).
+const builtinUndici = process.moduleLoadList.some((m) => m.includes('deps/undici'));
+process.stdout.write(JSON.stringify({ urls: [...urls], builtinUndici }));
 `;
 
 it('loads none of the optional engines, clients and SDKs before the first review', async () => {
@@ -31,7 +33,8 @@ it('loads none of the optional engines, clients and SDKs before the first review
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', PROBE, main], {
     env: { PATH: process.env.PATH ?? '', NODE_DISABLE_COMPILE_CACHE: '1' },
   });
-  const urls = JSON.parse(stdout) as string[];
+  const { urls, builtinUndici } = JSON.parse(stdout) as { urls: string[]; builtinUndici: boolean };
+  expect(builtinUndici).toBe(false);
   // Sanity: the probe saw the CLI's own graph (the verifier and the logger).
   expect(urls.some((u) => u.includes('/verifier/dist/'))).toBe(true);
   expect(urls.some((u) => u.includes('/pino@'))).toBe(true);

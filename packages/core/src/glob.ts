@@ -34,7 +34,26 @@ export function compileGlob(source: string): Glob {
   const pattern = rewrite(source);
   if (!pattern.includes('*')) return { source, pattern, matches: (name) => name === pattern };
   const tokens = tokenize(pattern);
-  return { source, pattern, matches: (name) => run(tokens, name) };
+  return { source, pattern, matches: memoized((name) => run(tokens, name)) };
+}
+
+/** Names remembered per wildcard glob: a cluster admits the same few images over and over. */
+const MEMO_ENTRIES = 1024;
+const MEMO_NAME_LENGTH = 512;
+
+/** `match` with its answers remembered, at most {@link MEMO_ENTRIES} names of bounded length. */
+function memoized(match: (name: string) => boolean): (name: string) => boolean {
+  const answers = new Map<string, boolean>();
+  return (name) => {
+    const known = answers.get(name);
+    if (known !== undefined) return known;
+    const answer = match(name);
+    if (name.length <= MEMO_NAME_LENGTH) {
+      if (answers.size >= MEMO_ENTRIES) answers.clear();
+      answers.set(name, answer);
+    }
+    return answer;
+  };
 }
 
 /** True when the glob matches the reference's {@link ImageReference.matchName}. */

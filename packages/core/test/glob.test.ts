@@ -108,3 +108,19 @@ describe('glob matching, compatible with sigstore policy-controller', () => {
     expect(compileGlob('a*').matches('')).toBe(false);
   });
 });
+
+describe('remembered answers', () => {
+  it('give the same answer as a fresh glob, past the memo bound and for very long names', () => {
+    const glob = compileGlob('registry.example/team/*/app-**');
+    const names = Array.from({ length: 3000 }, (_, i) =>
+      i % 3 === 0
+        ? `registry.example/team/t${i}/app-${i}`
+        : i % 3 === 1
+          ? `registry.example/team/t${i}/x/app-${i}`
+          : `registry.example/team/${'a'.repeat(600 + i)}/app-1`,
+    );
+    for (let round = 0; round < 2; round++) {
+      for (const name of names) expect(glob.matches(name)).toBe(compileGlob(glob.source).matches(name));
+    }
+  });
+});

@@ -346,7 +346,9 @@ function logOutcome(
   outcome: ReviewOutcome,
   durationMs: number,
 ): void {
-  const { metrics, logger } = settings.options;
+  const { metrics } = settings.options;
+  // The per-review line skips redaction (its fields carry no secret, see createLoggers).
+  const logger = settings.options.admissionLog ?? settings.options.logger;
   metrics.admissions.inc({
     endpoint,
     decision: outcome.decision,

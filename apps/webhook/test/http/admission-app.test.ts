@@ -247,3 +247,37 @@ describe('TLS certificate reload and graceful shutdown', () => {
     expect(answer.json().response).toMatchObject({ allowed: true });
   });
 });
+
+describe('the per-review admission line', () => {
+  it('goes to the admission logger when one is given (the unredacted fast one), other events to the logger', async () => {
+    const events = new LogCapture();
+    const admissions = new LogCapture();
+    const own = await startServers({
+      admissionApp: createAdmissionApp({
+        handler,
+        logger: createLogger({ destination: events }),
+        admissionLog: createLogger({ destination: admissions }),
+        metrics,
+      }).listener,
+      opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
+      certificate: await issueServingCertificate(ca, ['127.0.0.1'], 1),
+      port: 0,
+      opsPort: 0,
+      host: '127.0.0.1',
+      logger: createLogger({ destination: events }),
+    });
+    try {
+      const answer = await post(
+        `https://127.0.0.1:${own.port}/validate?timeout=10s`,
+        reviewFixture('pod-create.json'),
+        ca.cert,
+      );
+      expect(answer.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(admissions.lines.filter((l) => l.msg === 'admission')).toHaveLength(1);
+      expect(events.lines.filter((l) => l.msg === 'admission')).toHaveLength(0);
+    } finally {
+      await own.close(1000);
+    }
+  });
+});
