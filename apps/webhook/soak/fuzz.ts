@@ -88,6 +88,16 @@ function setAt(root: Json, path: readonly (string | number)[], value: Json | und
   return root;
 }
 
+/** A copy of the tree, or null when it is nested too deeply to copy (an earlier mutation's doing). */
+function cloneOrNull(tree: Json): Json {
+  try {
+    return structuredClone(tree);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
 function nested(depth: number): string {
   return `${'['.repeat(depth)}${']'.repeat(depth)}`;
 }
@@ -111,7 +121,7 @@ export function fuzzedReview(rand: () => number): Buffer {
     const action = rand();
     if (action < 0.5) tree = setAt(tree, path, structuredClone(pick(rand, STRANGE_VALUES)));
     else if (action < 0.7 && path.length > 0) tree = setAt(tree, path, undefined);
-    else if (action < 0.85) tree = setAt(tree, path, [structuredClone(tree)]);
+    else if (action < 0.85) tree = setAt(tree, path, [cloneOrNull(tree)]);
     else tree = setAt(tree, path, JSON.parse(nested(1 + Math.floor(rand() * 2000))));
   }
   return Buffer.from(JSON.stringify(tree) ?? 'null');
