@@ -94,10 +94,13 @@ export class AdmissionService {
     request: AdmissionRequest,
     context: ReviewContext,
   ): Promise<ReviewOutcome> => {
-    const snapshot = this.#store.current;
-    if (snapshot === undefined) return NOT_READY;
     const decision = decideAdmission(request, { resolveDigests: this.#resolveDigests });
-    const checks = this.#checksFor(snapshot, decision, request, endpoint);
+    const snapshot = this.#store.current;
+    // What starts no container (a scale-down, status, metadata, a delete) needs no policy, so it is
+    // answered while policies are still loading (a restart must not stall the cluster's upkeep);
+    // anything that needs verification waits for them.
+    if (snapshot === undefined && decision.action === 'verify') return NOT_READY;
+    const checks = snapshot === undefined ? [] : this.#checksFor(snapshot, decision, request, endpoint);
     const credentials =
       (await admissionCredentials(this.#pullSecrets, request, checks, this.#logger)) ?? this.#credentials;
     const pending: Pending = { request, decision, checks, credentials, context };
