@@ -1,0 +1,258 @@
+// Side by side: sigstore policy-controller v0.15.1 and Signet on one local control plane, the same
+// AdmissionReviews (a ReplicaSet scale-down; a Pod CREATE of a cosign-signed image, cache warm),
+// 32 keep-alive HTTPS clients, rounds interleaved; reviews/s, p50/p99 and CPU per review from
+// /proc. A measurement, not a test, and not part of `pnpm bench`: policy-controller v0.15.1 does
+// not build from the module proxy as released (two go-containerregistry pseudo-versions it pins are
+// not served), so its binary is built by hand with those two replaced by the newest served ones,
+// which only its registry keychains use:
+//
+//   cp -r $(go env GOMODCACHE)/github.com/sigstore/policy-controller@v0.15.1 pc && cd pc && chmod -R u+w .
+//   go mod edit -replace github.com/google/go-containerregistry/pkg/authn/k8schain=github.com/google/go-containerregistry/pkg/authn/k8schain@v0.0.0-20260205022027-93aa2732266a
+//   go mod edit -replace github.com/google/go-containerregistry/pkg/authn/kubernetes=github.com/google/go-containerregistry/pkg/authn/kubernetes@v0.0.0-20260205022027-93aa2732266a
+//   GOFLAGS=-mod=mod go build -o policy-controller ./cmd/webhook
+//
+// then: POLICY_CONTROLLER_BIN=$PWD/policy-controller pnpm --filter @signet/e2e exec node bench/side-by-side.ts
+// (after `pnpm build`). policy-controller runs as a host process with its own config/ applied
+// (without its Deployment and policy webhooks) and listens on 8443, as its --secure-port flag is
+// read too late to change it.
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { join } from 'node:path';
+import * as testbed from '@signet/testbed';
+import { parseAllDocuments } from 'yaml';
+
+// The built suite is what runs; the specifiers are variables so that typechecking needs no build.
+const dist = (path: string) => `../dist/${path}`;
+const { startLocalCluster }: typeof import('../src/cluster/index.js') = await import(
+  dist('cluster/index.js')
+);
+const { createNamespace, installPolicyCrds }: typeof import('../src/scenarios/kube.js') = await import(
+  dist('scenarios/kube.js')
+);
+const { SIGNET_NAMESPACE, startSignet }: typeof import('../src/signet-webhook.js') = await import(
+  dist('signet-webhook.js')
+);
+
+const PC = process.env.POLICY_CONTROLLER_BIN ?? '';
+if (PC === '')
+  throw new Error('POLICY_CONTROLLER_BIN: the policy-controller binary (see the comment at the top)');
+const CONFIG = join(await testbed.policyControllerModule(), 'config');
+const ROUNDS = 3;
+const WARMUP = 5000;
+const MEASURED = 30000;
+
+const review = await readFile(
+  new URL('../../packages/k8s-types/test/fixtures/replicaset-scale-down.json', import.meta.url),
+);
+
+function cpuSeconds(pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/stat`, 'utf8').then((s) => {
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  });
+}
+async function rssMiB(pid: number): Promise<number> {
+  const s = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(s)?.[1] ?? 0) / 1024;
+}
+
+async function load(url: string, ca: string, servername: string, count: number, body: Buffer = review) {
+  // policy-controller's serving certificate is re-issued by its own controller: its CA is not checked (32 connections, verified once each).
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: 32,
+    ca,
+    ...(servername ? { servername, rejectUnauthorized: false } : {}),
+  });
+  const lat: number[] = [];
+  const statuses = new Map<string, number>();
+  let sent = 0;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const t = performance.now();
+      const req = request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            lat.push(performance.now() - t);
+            const body = Buffer.concat(chunks).toString();
+            const key = `${res.statusCode} allowed=${/"allowed":\s*true/.test(body)}`;
+            statuses.set(key, (statuses.get(key) ?? 0) + 1);
+            resolve();
+          });
+        },
+      );
+      req.on('error', (e) => {
+        statuses.set(`error ${e.message}`, (statuses.get(`error ${e.message}`) ?? 0) + 1);
+        resolve();
+      });
+      req.end(body);
+    });
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (sent < count) {
+        sent++;
+        await one();
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  lat.sort((a, b) => a - b);
+  return {
+    rate: count / seconds,
+    p50: lat[Math.floor(lat.length / 2)] ?? Number.NaN,
+    p99: lat[Math.floor(lat.length * 0.99)] ?? Number.NaN,
+    statuses: Object.fromEntries(statuses),
+  };
+}
+
+const cluster = await startLocalCluster({ onProgress: () => {} });
+try {
+  await installPolicyCrds(cluster);
+  // policy-controller's config/, without its Deployment (it runs here as a host process) and its
+  // policy webhooks (the API server could not reach them).
+  for (const file of (await readdir(CONFIG)).filter((f) => f.endsWith('.yaml')).sort()) {
+    if (
+      [
+        'kustomization.yaml',
+        'webhook.yaml',
+        '501-policy-webhook-configurations.yaml',
+        '300-clusterimagepolicy.yaml',
+        '300-trustroot.yaml',
+      ].includes(file)
+    )
+      continue;
+    for (const doc of parseAllDocuments(await readFile(join(CONFIG, file), 'utf8'))) {
+      const o = doc.toJS();
+      if (o) await cluster.apply(o);
+    }
+  }
+  const home = join(cluster.runDir, 'pc-home');
+  await mkdir(home, { recursive: true });
+  const pcPort = 8443; // its --secure-port flag is parsed after the options are captured
+  const started = performance.now();
+  const pc = await cluster.group.start({
+    name: 'policy-controller',
+    command: PC,
+    args: ['--disable-tuf', `--secure-port=${pcPort}`],
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      SYSTEM_NAMESPACE: 'cosign-system',
+      CONFIG_LOGGING_NAME: 'config-logging',
+      METRICS_DOMAIN: 'sigstore.dev/policy',
+      WEBHOOK_NAME: 'webhook',
+      KUBERNETES_MIN_VERSION: '1.21.0',
+      POD_NAME: 'policy-controller-0',
+      KUBECONFIG: cluster.kubeconfig,
+    },
+    ready: { kind: 'log', pattern: /./ },
+    readyTimeoutMs: 60_000,
+  });
+  // Its certificate controller writes webhook-certs; wait for a CA and for it to answer.
+  let ca = '';
+  for (let i = 0; i < 600 && ca === ''; i++) {
+    const secret = await cluster
+      .getJson<{ data?: Record<string, string> }>(['secret', '-n', 'cosign-system', 'webhook-certs'])
+      .catch(() => ({}));
+    const data = (secret as { data?: Record<string, string> }).data ?? {};
+    if (data['ca-cert.pem']) ca = Buffer.from(data['ca-cert.pem'], 'base64').toString();
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  const pcUrl = `https://127.0.0.1:${pcPort}/validations`;
+  console.log(`ca: ${ca.length} bytes`);
+  for (let i = 0; i < 600; i++) {
+    const r = await load(pcUrl, ca, 'webhook.cosign-system.svc', 1);
+    if (!Object.keys(r.statuses).some((k) => k.startsWith('error'))) break;
+    if (i % 50 === 0) console.log('probe', JSON.stringify(r.statuses));
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  console.log(
+    `policy-controller: answering ${((performance.now() - started) / 1000).toFixed(2)} s after start, RSS ${(await rssMiB(pc.pid)).toFixed(0)} MiB`,
+  );
+  await createNamespace(cluster, SIGNET_NAMESPACE);
+  await createNamespace(cluster, 'test');
+  // A cosign-signed image (legacy keyed) and one ClusterImagePolicy both webhooks read.
+  const registry = await testbed.startRegistry({ referrers: false, group: cluster.group });
+  const { crane } = await testbed.ensureTools(['crane', 'cosign']);
+  const cosign = await testbed.createCosign({ workDir: cluster.runDir });
+  const key = await cosign.generateKeyPair(join(cluster.runDir, 'side-key'), 'side');
+  const digest = await testbed.pushRandomImage(registry, 'team/app', 'v1', {
+    crane,
+    workDir: cluster.runDir,
+  });
+  const image = `${registry.host}/team/app@${digest}`;
+  await cosign.signLegacyKeyed(image, key);
+  const publicKeyPem = await readFile(key.publicKey, 'utf8');
+  await cluster.apply({
+    apiVersion: 'policy.sigstore.dev/v1beta1',
+    kind: 'ClusterImagePolicy',
+    metadata: { name: 'side' },
+    spec: { images: [{ glob: `${registry.host}/team/**` }], authorities: [{ key: { data: publicKeyPem } }] },
+  });
+  const podReview: { request: { object: { spec: { containers: object[]; initContainers?: unknown } } } } =
+    JSON.parse(
+      await readFile(
+        new URL('../../packages/k8s-types/test/fixtures/pod-create.json', import.meta.url),
+        'utf8',
+      ),
+    );
+  podReview.request.object.spec.containers = [{ ...podReview.request.object.spec.containers[0], image }];
+  delete podReview.request.object.spec.initContainers;
+  const podBody = Buffer.from(JSON.stringify(podReview));
+  await new Promise((r) => setTimeout(r, 5000)); // both webhooks pick the policy up
+  const signet = await startSignet({
+    cluster,
+    insecureRegistries: [registry.host],
+    logLevel: 'info',
+    nodeOptions: '--max-old-space-size=256 --max-semi-space-size=8',
+  });
+  console.log(
+    `signet: RSS ${(await rssMiB(signet.process.pid)).toFixed(0)} MiB idle; policy-controller ${(await rssMiB(pc.pid)).toFixed(0)} MiB idle`,
+  );
+  const arms = [
+    { name: 'policy-controller', pid: pc.pid, url: pcUrl, ca, servername: 'webhook.cosign-system.svc' },
+    {
+      name: 'signet',
+      pid: signet.process.pid,
+      url: `${signet.url}/validate`,
+      ca: signet.caPem,
+      servername: '',
+    },
+  ];
+  for (const arm of arms) await load(arm.url, arm.ca, arm.servername, WARMUP);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const arm of arms) {
+      const before = await cpuSeconds(arm.pid);
+      const r = await load(arm.url, arm.ca, arm.servername, MEASURED);
+      const cpu = ((await cpuSeconds(arm.pid)) - before) / MEASURED;
+      console.log(
+        `round ${round + 1} ${arm.name}: ${r.rate.toFixed(0)}/s, ${(cpu * 1e6).toFixed(0)} µs CPU/review, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${JSON.stringify(r.statuses)}, RSS ${(await rssMiB(arm.pid)).toFixed(0)} MiB`,
+      );
+    }
+  }
+  for (const arm of arms) {
+    const first = await load(arm.url, arm.ca, arm.servername, 1, podBody);
+    console.log(`${arm.name} first Pod CREATE: ${first.p50.toFixed(1)} ms ${JSON.stringify(first.statuses)}`);
+    await load(arm.url, arm.ca, arm.servername, 2000, podBody);
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const arm of arms) {
+      const n = arm.name === 'signet' ? MEASURED : 3000;
+      const before = await cpuSeconds(arm.pid);
+      const r = await load(arm.url, arm.ca, arm.servername, n, podBody);
+      const cpu = ((await cpuSeconds(arm.pid)) - before) / n;
+      console.log(
+        `pods round ${round + 1} ${arm.name}: ${r.rate.toFixed(0)}/s, ${(cpu * 1e6).toFixed(0)} µs CPU/review, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ${JSON.stringify(r.statuses)}, RSS ${(await rssMiB(arm.pid)).toFixed(0)} MiB`,
+      );
+    }
+  }
+  await signet.stop();
+} finally {
+  await cluster.stop();
+}
