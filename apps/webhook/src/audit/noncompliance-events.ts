@@ -4,19 +4,9 @@
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../logger.js';
 import type { ObjectAudit } from './auditor.js';
+import { API_VERSIONS } from './policy-reports.js';
 
 export const NON_COMPLIANT_REASON = 'NonCompliantImage';
-
-const API_VERSIONS: Readonly<Record<string, string>> = {
-  Pod: 'v1',
-  ReplicationController: 'v1',
-  Deployment: 'apps/v1',
-  ReplicaSet: 'apps/v1',
-  StatefulSet: 'apps/v1',
-  DaemonSet: 'apps/v1',
-  Job: 'batch/v1',
-  CronJob: 'batch/v1',
-};
 
 export interface FailingWorkload {
   readonly namespace: string;

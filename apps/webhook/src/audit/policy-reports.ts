@@ -63,7 +63,8 @@ export interface PolicyReportBody {
   readonly results: readonly PolicyReportResult[];
 }
 
-const API_VERSIONS: Readonly<Record<string, string>> = {
+/** The API version of each audited kind, for object references in reports and Events. */
+export const API_VERSIONS: Readonly<Record<string, string>> = {
   Pod: 'v1',
   ReplicationController: 'v1',
   Deployment: 'apps/v1',
