@@ -18,6 +18,8 @@ export interface ToolSpec {
   readonly ldflags: readonly string[];
   /** Digest of our own program's source (module dir), part of its cache path. */
   readonly sourceDigest?: string;
+  /** Its go.mod replaces modules of the release: the cache path carries the go.mod's digest. */
+  readonly patched?: boolean;
   /** Go build tags (`-tags`), when the program needs some. */
   readonly tags?: readonly string[];
 }

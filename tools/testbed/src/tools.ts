@@ -148,6 +148,18 @@ export const TOOL_TABLE = [
     tags: ['remove_all_sd'],
   },
   {
+    // sigstore policy-controller's webhook: the baseline of the side-by-side benchmark
+    // (e2e/bench/side-by-side.ts), built only when that runs. Its go.mod replaces two modules
+    // v0.15.1 pins but the proxy does not serve, so its cache path carries the go.mod's digest.
+    name: 'policy-controller',
+    moduleDir: 'policy-controller-webhook',
+    module: 'github.com/sigstore/policy-controller',
+    version: 'v0.15.1',
+    packagePath: 'github.com/sigstore/policy-controller/cmd/webhook',
+    ldflags: [],
+    patched: true,
+  },
+  {
     // CNCF distribution: a real registry WITHOUT the referrers API (cosign falls back to tags).
     name: 'registry',
     moduleDir: 'distribution',
@@ -247,8 +259,13 @@ export const KIND_TOOL_NAMES = [
   'crane',
 ] as const satisfies readonly ToolName[];
 
-/** The tools every machine builds (`build-tools` without names): the kind-only ones are left out. */
-export const DEFAULT_TOOL_NAMES: readonly ToolName[] = TOOL_NAMES.filter((name) => !KIND_ONLY.has(name));
+/** Tools only a benchmark uses, built when it runs. */
+const BENCH_ONLY: ReadonlySet<string> = new Set(['policy-controller']);
+
+/** The tools every machine builds (`build-tools` without names): the kind-only and bench-only ones are left out. */
+export const DEFAULT_TOOL_NAMES: readonly ToolName[] = TOOL_NAMES.filter(
+  (name) => !KIND_ONLY.has(name) && !BENCH_ONLY.has(name),
+);
 
 /** Where the Go module directories live (`tools/testbed/go/`, from both `src/` and `dist/`). */
 export const GO_MODULES_DIR = fileURLToPath(new URL('../go/', import.meta.url));
@@ -262,9 +279,11 @@ export function toolSpec(name: string): ToolSpec {
   if (!spec) {
     throw new TestbedError('UNKNOWN_TOOL', `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}`);
   }
-  // Our own programs (a main package in the module dir) change without a version bump: the cache
-  // path carries a digest of their source, so an edit is rebuilt instead of reusing a stale binary.
-  return spec.packagePath === '.' ? { ...spec, sourceDigest: sourceDigest(spec.moduleDir) } : spec;
+  // Our own programs (a main package in the module dir) and patched builds change without a version
+  // bump: the cache path carries a digest of their source (and go.mod), so an edit is rebuilt
+  // instead of reusing a stale binary.
+  const own = spec.packagePath === '.' || ('patched' in spec && spec.patched);
+  return own ? { ...spec, sourceDigest: sourceDigest(spec.moduleDir) } : spec;
 }
 
 const digests = new Map<string, string>();
