@@ -269,6 +269,7 @@ export async function startSignet(
   metrics.reportReadiness(() => readiness().ready);
   const admissionApp = createAdmissionApp({
     handler: admission.service.review,
+    quickHandler: admission.service.quick,
     policyHandler: policyValidator({
       view: () => (source ? (store.current ? source.snapshot() : undefined) : fromFiles),
       compile,

@@ -2,6 +2,7 @@ import {
   type AdmissionDecision,
   decideAdmission,
   type ImageCheck,
+  type ImageVerdict,
   matchSubjectOf,
   mutatingResponse,
   type PlanOptions,
@@ -88,6 +89,16 @@ export class AdmissionService {
     );
   }
 
+  /**
+   * Answers at once, without a deadline, a signal or a promise, what needs no verification (a
+   * scale-down, status, metadata, a delete, a denial the contract settles by itself): the HTTP
+   * layer's `QuickHandler`. `undefined` when the request needs verification: then `review`.
+   */
+  readonly quick = (endpoint: Endpoint, request: AdmissionRequest): ReviewOutcome | undefined => {
+    const decision = decideAdmission(request, { resolveDigests: this.#resolveDigests });
+    return decision.action === 'verify' ? undefined : this.#settled(endpoint, decision);
+  };
+
   /** Answers one review for `endpoint`; the HTTP layer's `ReviewHandler`. */
   readonly review = async (
     endpoint: Endpoint,
@@ -95,17 +106,25 @@ export class AdmissionService {
     context: ReviewContext,
   ): Promise<ReviewOutcome> => {
     const decision = decideAdmission(request, { resolveDigests: this.#resolveDigests });
-    const snapshot = this.#store.current;
     // What starts no container (a scale-down, status, metadata, a delete) needs no policy, so it is
     // answered while policies are still loading (a restart must not stall the cluster's upkeep);
     // anything that needs verification waits for them.
-    if (snapshot === undefined && decision.action === 'verify') return NOT_READY;
-    const checks = snapshot === undefined ? [] : this.#checksFor(snapshot, decision, request, endpoint);
+    if (decision.action !== 'verify') return this.#settled(endpoint, decision);
+    const snapshot = this.#store.current;
+    if (snapshot === undefined) return NOT_READY;
+    const checks = this.#checksFor(snapshot, decision, request, endpoint);
     const credentials =
       (await admissionCredentials(this.#pullSecrets, request, checks, this.#logger)) ?? this.#credentials;
     const pending: Pending = { request, decision, checks, credentials, context };
     return endpoint === 'mutate' ? this.#mutate(pending) : this.#validate(pending);
   };
+
+  /** The answer to a decision with nothing to verify: no policy, registry or credentials involved. */
+  #settled(endpoint: Endpoint, decision: AdmissionDecision): ReviewOutcome {
+    return endpoint === 'mutate'
+      ? { response: mutatingResponse(decision, new Map()), decision: 'allowed', rule: decision.rule }
+      : this.#conclude(decision, []);
+  }
 
   #checksFor(
     snapshot: PolicySnapshot,
@@ -125,6 +144,14 @@ export class AdmissionService {
         check.kind === 'settled' ? check.verdict : this.#verify(check, request, credentials, context),
       ),
     );
+    return this.#conclude(decision, results);
+  }
+
+  /** The validating answer to a decision, given what its checks found. */
+  #conclude(
+    decision: AdmissionDecision,
+    results: readonly (ImageVerification | ImageVerdict)[],
+  ): ReviewOutcome {
     const verifications = results.filter((r): r is ImageVerification => 'checks' in r);
     const verdicts = results.map((r) => ('checks' in r ? r.verdict : r));
     const outcome = summarizeAdmission(decision, verdicts);

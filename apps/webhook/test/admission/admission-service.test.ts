@@ -3,6 +3,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { parseAdmissionReviewJson } from '@signet/k8s-types';
 import type * as Testbed from '@signet/testbed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -236,6 +237,64 @@ describe('the stuck-rollout rules', () => {
       annotations: { note: 'y' },
     });
     expect(await admit(review('Deployment', 'UPDATE', next, old))).toMatchObject({ allowed: true });
+  });
+});
+
+describe('the quick path', () => {
+  it('answers every decision with nothing to verify exactly as the full path does, and leaves the rest to it', async () => {
+    const context = () => ({
+      signal: new AbortController().signal,
+      deadline: Date.now() + 10_000,
+      budgetMs: 10_000,
+    });
+    const owned = (replicas: number, image = unsigned) =>
+      workload('ReplicaSet', image, { replicas, owner: 'Deployment' });
+    const cheap = [
+      review('ReplicaSet', 'UPDATE', owned(1), owned(2), { user: CONTROLLER }), // scale-down
+      review('ReplicaSet', 'UPDATE', owned(2), owned(1), { user: CONTROLLER }), // raised, with a warning
+      review(
+        'Deployment',
+        'UPDATE',
+        { ...workload('Deployment', unsigned), status: { replicas: 3 } },
+        workload('Deployment', unsigned),
+        { subResource: 'status' },
+      ),
+      review(
+        'Deployment',
+        'UPDATE',
+        workload('Deployment', signed, { deleting: true }),
+        workload('Deployment', unsigned),
+      ),
+      review(
+        'Deployment',
+        'UPDATE',
+        workload('Deployment', unsigned, { labels: { app: 'foo-bar', team: 'x' } }),
+        workload('Deployment', unsigned),
+      ),
+    ];
+    const verified = [
+      review('ReplicaSet', 'UPDATE', owned(1), owned(2, signed)), // the image changed
+      review(
+        'Deployment',
+        'UPDATE',
+        workload('Deployment', unsigned, { replicas: 3 }),
+        workload('Deployment', unsigned),
+      ),
+      review('Pod', 'CREATE', workload('Pod', signed)),
+    ];
+    for (const endpoint of ['validate', 'mutate'] as const) {
+      for (const body of cheap) {
+        const request = parseAdmissionReviewJson(Buffer.from(body)).request;
+        const quick = signet.service.quick(endpoint, request);
+        expect(quick).toBeDefined();
+        expect(quick).toEqual(await signet.service.review(endpoint, request, context()));
+      }
+      for (const body of verified) {
+        expect(
+          signet.service.quick(endpoint, parseAdmissionReviewJson(Buffer.from(body)).request),
+        ).toBeUndefined();
+      }
+    }
   });
 });
 

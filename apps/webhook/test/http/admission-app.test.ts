@@ -281,3 +281,61 @@ describe('the per-review admission line', () => {
     }
   });
 });
+
+describe('the quick handler (cheap decisions without a deadline)', () => {
+  it('answers what it can; the full handler answers what it leaves (undefined), what it throws on, and /validate-policy', async () => {
+    const full: string[] = [];
+    const quickSeen: string[] = [];
+    const own = await startServers({
+      admissionApp: createAdmissionApp({
+        handler: async (endpoint, request) => {
+          full.push(`${endpoint} ${request.namespace}`);
+          return {
+            response: { allowed: false, status: { code: 403, message: 'full' } },
+            decision: 'denied',
+            rule: 'full',
+          };
+        },
+        quickHandler: (endpoint, request) => {
+          quickSeen.push(`${endpoint} ${request.namespace}`);
+          if (request.namespace === 'boom') throw new TypeError('exploded');
+          if (request.namespace !== 'quick') return undefined;
+          return {
+            response: { allowed: true, warnings: ['quick'] },
+            decision: 'allowed',
+            rule: 'scale-down',
+          };
+        },
+        policyHandler: async () => ({ response: { allowed: true }, decision: 'allowed', rule: 'policy' }),
+        logger: createLogger({ destination: new LogCapture() }),
+        metrics,
+      }).listener,
+      opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
+      certificate: await issueServingCertificate(ca, ['127.0.0.1'], 1),
+      port: 0,
+      opsPort: 0,
+      host: '127.0.0.1',
+      logger: createLogger({ destination: new LogCapture() }),
+    });
+    const ask = async (endpoint: string, namespace: string) => {
+      const review = JSON.parse(reviewFixture('pod-create.json'));
+      review.request.namespace = namespace;
+      const answer = await post(`https://127.0.0.1:${own.port}/${endpoint}`, JSON.stringify(review), ca.cert);
+      expect(answer.status).toBe(200);
+      return answer.json().response as { allowed: boolean; uid: string; warnings?: string[] };
+    };
+    try {
+      const quick = await ask('validate', 'quick');
+      expect(quick).toMatchObject({ allowed: true, warnings: ['quick'] });
+      expect(quick.uid).toBe(JSON.parse(reviewFixture('pod-create.json')).request.uid);
+      expect(await ask('mutate', 'quick')).toMatchObject({ allowed: true, warnings: ['quick'] });
+      expect(await ask('validate', 'verify')).toMatchObject({ allowed: false });
+      expect(await ask('validate', 'boom')).toMatchObject({ allowed: false });
+      expect(await ask('validate-policy', 'quick')).toMatchObject({ allowed: true });
+      expect(full).toEqual(['validate verify', 'validate boom']);
+      expect(quickSeen).toEqual(['validate quick', 'mutate quick', 'validate verify', 'validate boom']);
+    } finally {
+      await own.close(1000);
+    }
+  });
+});
