@@ -7,6 +7,7 @@
 
 import type { LookupFunction } from 'node:net';
 import type { Dispatcher } from 'undici';
+import { undici } from './undici.js';
 
 export interface NetworkOptions {
   /** Where the proxy variables are read (default `process.env`); read once, when a dispatcher is made. */
@@ -36,10 +37,8 @@ export function proxySettings(env: NodeJS.ProcessEnv): {
  * call, so a process that never calls out never loads it (start-up time and memory).
  */
 export async function createDispatcher(options: NetworkOptions = {}): Promise<Dispatcher> {
-  const [{ EnvHttpProxyAgent }, { getCACertificates }] = await Promise.all([
-    import('undici'),
-    import('node:tls'),
-  ]);
+  const { getCACertificates } = await import('node:tls');
+  const { EnvHttpProxyAgent } = undici();
   const extra = options.caCertificates ?? [];
   const tls = extra.length === 0 ? {} : { ca: [...getCACertificates('default'), ...extra] };
   const timeout = options.connectTimeoutMs ?? 10_000;

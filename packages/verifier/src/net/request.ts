@@ -3,6 +3,7 @@
 // client must reach a registry on whatever port it listens. Redirects are never followed here.
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { undici } from './undici.js';
 
 export interface FetchInit {
   readonly method: string;
@@ -25,8 +26,7 @@ export type FetchFunction = (url: URL, init: FetchInit) => Promise<FetchResponse
 
 /** `FetchFunction` over undici's `request` (undici loads on the first request, not at start-up). */
 export const dispatchFetch: FetchFunction = async (url, init) => {
-  const { request } = await import('undici');
-  const response = await request(url, {
+  const response = await undici().request(url, {
     method: init.method as Dispatcher.HttpMethod,
     ...(init.headers === undefined ? {} : { headers: { ...init.headers } }),
     ...(init.body === undefined ? {} : { body: init.body }),
