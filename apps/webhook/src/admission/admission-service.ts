@@ -7,6 +7,7 @@ import {
   mutatingResponse,
   type PlanOptions,
   summarizeAdmission,
+  type VerifyDecision,
   validatingResponse,
 } from '@signet/core';
 import type { AdmissionRequest } from '@signet/k8s-types';
@@ -73,6 +74,8 @@ export class AdmissionService {
   readonly #credentials: CredentialSource | undefined;
   readonly #plan: PlanOptions;
   readonly #limit: ConcurrencyLimit;
+  /** Decisions `quick` made and left to `review`, for as long as their request object lives. */
+  readonly #decided = new WeakMap<AdmissionRequest, AdmissionDecision>();
 
   constructor(options: AdmissionServiceOptions) {
     this.#store = options.store;
@@ -95,8 +98,11 @@ export class AdmissionService {
    * layer's `QuickHandler`. `undefined` when the request needs verification: then `review`.
    */
   readonly quick = (endpoint: Endpoint, request: AdmissionRequest): ReviewOutcome | undefined => {
-    const decision = decideAdmission(request, { resolveDigests: this.#resolveDigests });
-    return decision.action === 'verify' ? undefined : this.#settled(endpoint, decision);
+    const decision = this.#decide(request);
+    if (decision.action !== 'verify') return this.#settled(endpoint, decision);
+    // `review` answers it next: it takes this decision instead of making it again.
+    this.#decided.set(request, decision);
+    return undefined;
   };
 
   /** Answers one review for `endpoint`; the HTTP layer's `ReviewHandler`. */
@@ -105,7 +111,7 @@ export class AdmissionService {
     request: AdmissionRequest,
     context: ReviewContext,
   ): Promise<ReviewOutcome> => {
-    const decision = decideAdmission(request, { resolveDigests: this.#resolveDigests });
+    const decision = this.#decided.get(request) ?? this.#decide(request);
     // What starts no container (a scale-down, status, metadata, a delete) needs no policy, so it is
     // answered while policies are still loading (a restart must not stall the cluster's upkeep);
     // anything that needs verification waits for them.
@@ -119,6 +125,10 @@ export class AdmissionService {
     return endpoint === 'mutate' ? this.#mutate(pending) : this.#validate(pending);
   };
 
+  #decide(request: AdmissionRequest): AdmissionDecision {
+    return decideAdmission(request, { resolveDigests: this.#resolveDigests });
+  }
+
   /** The answer to a decision with nothing to verify: no policy, registry or credentials involved. */
   #settled(endpoint: Endpoint, decision: AdmissionDecision): ReviewOutcome {
     return endpoint === 'mutate'
@@ -128,11 +138,10 @@ export class AdmissionService {
 
   #checksFor(
     snapshot: PolicySnapshot,
-    decision: AdmissionDecision,
+    decision: VerifyDecision,
     request: AdmissionRequest,
     endpoint: Endpoint,
   ): Checks {
-    if (decision.action !== 'verify') return [];
     // Pinning tags is the mutating endpoint's job; refusing unpinned ones is the validating one's.
     const plan = endpoint === 'mutate' ? { allowUnpinnedTags: true } : this.#plan;
     return snapshot.checksFor(decision, matchSubjectOf(request), plan);
