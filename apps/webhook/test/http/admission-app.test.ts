@@ -8,7 +8,11 @@ import {
   type IssuedCertificate,
   issueServingCertificate,
 } from '../../src/certificates.js';
-import { createAdmissionApp, type ReviewHandler } from '../../src/http/admission-app.js';
+import {
+  type AdmissionAppOptions,
+  createAdmissionApp,
+  type ReviewHandler,
+} from '../../src/http/admission-app.js';
 import { createOpsApp } from '../../src/http/ops-app.js';
 import { createLogger } from '../../src/logger.js';
 import { SignetMetrics } from '../../src/metrics.js';
@@ -64,6 +68,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await servers?.close(1000);
 });
+
+/** An admission app of its own on loopback (always ready), with a fresh serving certificate. */
+async function serveOwn(options: AdmissionAppOptions): Promise<RunningServers> {
+  return startServers({
+    admissionApp: createAdmissionApp(options).listener,
+    opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
+    certificate: await issueServingCertificate(ca, ['127.0.0.1'], 1),
+    port: 0,
+    opsPort: 0,
+    host: '127.0.0.1',
+    logger: options.logger,
+  });
+}
 
 describe('admission endpoints over TLS', () => {
   it('answers a review with an AdmissionReview carrying the request uid', async () => {
@@ -224,17 +241,8 @@ describe('TLS certificate reload and graceful shutdown', () => {
   });
 
   it('finishes in-flight reviews before closing', async () => {
-    const serving = await issueServingCertificate(ca, ['127.0.0.1'], 1);
     const logger = createLogger({ destination: new LogCapture() });
-    const own = await startServers({
-      admissionApp: createAdmissionApp({ handler, logger, metrics }).listener,
-      opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
-      certificate: serving,
-      port: 0,
-      opsPort: 0,
-      host: '127.0.0.1',
-      logger,
-    });
+    const own = await serveOwn({ handler, logger, metrics });
     const review = JSON.parse(reviewFixture('pod-create.json'));
     review.request.namespace = 'slow';
     const pending = post(`https://127.0.0.1:${own.port}/validate`, JSON.stringify(review), ca.cert);
@@ -252,19 +260,11 @@ describe('the per-review admission line', () => {
   it('goes to the admission logger when one is given (the unredacted fast one), other events to the logger', async () => {
     const events = new LogCapture();
     const admissions = new LogCapture();
-    const own = await startServers({
-      admissionApp: createAdmissionApp({
-        handler,
-        logger: createLogger({ destination: events }),
-        admissionLog: createLogger({ destination: admissions }),
-        metrics,
-      }).listener,
-      opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
-      certificate: await issueServingCertificate(ca, ['127.0.0.1'], 1),
-      port: 0,
-      opsPort: 0,
-      host: '127.0.0.1',
+    const own = await serveOwn({
+      handler,
       logger: createLogger({ destination: events }),
+      admissionLog: createLogger({ destination: admissions }),
+      metrics,
     });
     try {
       const answer = await post(
@@ -286,36 +286,28 @@ describe('the quick handler (cheap decisions without a deadline)', () => {
   it('answers what it can; the full handler answers what it leaves (undefined), what it throws on, and /validate-policy', async () => {
     const full: string[] = [];
     const quickSeen: string[] = [];
-    const own = await startServers({
-      admissionApp: createAdmissionApp({
-        handler: async (endpoint, request) => {
-          full.push(`${endpoint} ${request.namespace}`);
-          return {
-            response: { allowed: false, status: { code: 403, message: 'full' } },
-            decision: 'denied',
-            rule: 'full',
-          };
-        },
-        quickHandler: (endpoint, request) => {
-          quickSeen.push(`${endpoint} ${request.namespace}`);
-          if (request.namespace === 'boom') throw new TypeError('exploded');
-          if (request.namespace !== 'quick') return undefined;
-          return {
-            response: { allowed: true, warnings: ['quick'] },
-            decision: 'allowed',
-            rule: 'scale-down',
-          };
-        },
-        policyHandler: async () => ({ response: { allowed: true }, decision: 'allowed', rule: 'policy' }),
-        logger: createLogger({ destination: new LogCapture() }),
-        metrics,
-      }).listener,
-      opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),
-      certificate: await issueServingCertificate(ca, ['127.0.0.1'], 1),
-      port: 0,
-      opsPort: 0,
-      host: '127.0.0.1',
+    const own = await serveOwn({
+      handler: async (endpoint, request) => {
+        full.push(`${endpoint} ${request.namespace}`);
+        return {
+          response: { allowed: false, status: { code: 403, message: 'full' } },
+          decision: 'denied',
+          rule: 'full',
+        };
+      },
+      quickHandler: (endpoint, request) => {
+        quickSeen.push(`${endpoint} ${request.namespace}`);
+        if (request.namespace === 'boom') throw new TypeError('exploded');
+        if (request.namespace !== 'quick') return undefined;
+        return {
+          response: { allowed: true, warnings: ['quick'] },
+          decision: 'allowed',
+          rule: 'scale-down',
+        };
+      },
+      policyHandler: async () => ({ response: { allowed: true }, decision: 'allowed', rule: 'policy' }),
       logger: createLogger({ destination: new LogCapture() }),
+      metrics,
     });
     const ask = async (endpoint: string, namespace: string) => {
       const review = JSON.parse(reviewFixture('pod-create.json'));
