@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import * as testbed from '@signet/testbed';
 import type { LocalCluster } from '../src/cluster/index.js';
 import type { SignetWebhook } from '../src/signet-webhook.js';
+import { median, procStats } from './proc-stats.ts';
 
 // The built suite is what runs (turbo's bench task builds it); the specifiers are variables so
 // that typechecking needs no build.
@@ -63,9 +64,6 @@ function requestKinds(requests: readonly string[]): string {
   return [...kinds].map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
 }
 
-const median = (values: readonly number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
-
 /** A loopback HTTP proxy in front of the registry that counts what Signet asks it. */
 async function countingRegistry(upstream: string) {
   const requests: string[] = [];
@@ -87,19 +85,6 @@ async function countingRegistry(upstream: string) {
     host: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
     close: () => server.close(),
-  };
-}
-
-async function procStats(pid: number) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN);
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return {
-    rssMiB: kib('VmRSS') / 1024,
-    peakMiB: kib('VmHWM') / 1024,
-    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100,
   };
 }
 

@@ -17,6 +17,7 @@ import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import * as testbed from '@signet/testbed';
 import { parseAllDocuments } from 'yaml';
+import { median, procStats } from './proc-stats.ts';
 
 // The built suite is what runs; the specifiers are variables so that typechecking needs no build.
 const dist = (path: string) => `../dist/${path}`;
@@ -46,16 +47,8 @@ const review = await readFile(
   new URL('../../packages/k8s-types/test/fixtures/replicaset-scale-down.json', import.meta.url),
 );
 
-function cpuSeconds(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/stat`, 'utf8').then((s) => {
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  });
-}
-async function rssMiB(pid: number): Promise<number> {
-  const s = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(s)?.[1] ?? 0) / 1024;
-}
+const cpuSeconds = async (pid: number) => (await procStats(pid)).cpuSeconds;
+const rssMiB = async (pid: number) => (await procStats(pid)).rssMiB;
 
 async function load(url: string, ca: string, servername: string, count: number, body: Buffer = review) {
   // policy-controller's serving certificate is re-issued by its own controller: its CA is not checked (32 connections, verified once each).
@@ -266,8 +259,6 @@ try {
   for (let n = 0; n < ROUNDS; n++)
     for (const arm of arms) await round(arm, 'pod-create', podBody, arm.name === 'signet' ? MEASURED : 3000);
 
-  const median = (values: readonly number[]) =>
-    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
   const summary = (kind: Case, target: number) => {
     const of = (arm: Arm, key: 'rate' | 'cpuUs' | 'p50') => median(results[kind][arm].map((r) => r[key]));
     // Rounds are interleaved, so each round's ratio compares the two under the same conditions.
@@ -281,10 +272,11 @@ try {
       `${kind}: Signet/policy-controller throughput ${ratio.toFixed(1)}x (median of the rounds' ${ratios.map((r) => r.toFixed(1)).join(', ')}; target >= ${target}x: ${ratio >= target ? 'met' : 'NOT met'})`,
     ];
   };
+  const cheapCpuUs = median(results['scale-down'].signet.map((r) => r.cpuUs));
   const lines = [
     `medians of ${ROUNDS} rounds, 32 clients`,
     ...summary('scale-down', 2),
-    `scale-down: Signet CPU per review ${median(results['scale-down'].signet.map((r) => r.cpuUs)).toFixed(0)} µs (target <= 100 µs)`,
+    `scale-down: Signet CPU per review ${cheapCpuUs.toFixed(0)} µs (target <= 100 µs: ${cheapCpuUs <= 100 ? 'met' : 'NOT met'})`,
     ...summary('pod-create', 20),
     `first Pod CREATE (cold cache): policy-controller ${first['policy-controller']?.toFixed(1)} ms, Signet ${first.signet?.toFixed(1)} ms`,
     idle,
