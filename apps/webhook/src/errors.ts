@@ -11,6 +11,15 @@ export class UsageError extends InputError {
   override readonly name: string = 'UsageError';
 }
 
+/**
+ * No kubeconfig and no in-cluster ServiceAccount. The message says where a cluster is looked for;
+ * the CLI adds what else the command can work from, in that command's own flags.
+ */
+export class NoClusterError extends InputError {
+  override readonly name: string = 'NoClusterError';
+  readonly code = 'NO_CLUSTER';
+}
+
 const SYSTEM_ERRORS: Readonly<Record<string, string>> = {
   ENOENT: 'no such file or directory',
   EACCES: 'permission denied',

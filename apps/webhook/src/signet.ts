@@ -55,6 +55,8 @@ export interface AdmissionSettings {
   readonly pullSecrets?: PullSecretLookup;
   /** Credentials for every request when there are no pull secrets to read (`signet verify`). */
   readonly credentials?: CredentialSource;
+  /** Told why a tag could not be pinned (`signet verify` prints it). */
+  readonly onUnresolvedTag?: (image: string, error: unknown) => void;
 }
 
 export function assembleAdmission(settings: AdmissionSettings): Admission {
@@ -81,6 +83,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     allowUnpinnedTags: settings.allowUnpinnedTags === true,
     ...(settings.pullSecrets ? { pullSecrets: settings.pullSecrets } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
+    ...(settings.onUnresolvedTag ? { onUnresolvedTag: settings.onUnresolvedTag } : {}),
   });
   return { store, verifier, service };
 }
@@ -105,7 +108,7 @@ function buildInfo(version: string, env: NodeJS.ProcessEnv): { version: string; 
  * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS, status), loaded
  * only when policies come from a cluster.
  */
-async function loadKube(path: string | undefined) {
+async function loadKube(path: string | undefined, context: string | undefined) {
   const [client, credentials, source, events, pullSecrets, tls, lease, status] = await Promise.all([
     import('./kube/client.js'),
     import('./kube/credentials.js'),
@@ -116,7 +119,9 @@ async function loadKube(path: string | undefined) {
     import('./kube/leader-lease.js'),
     import('./kube/status-writer.js'),
   ]);
-  const kubeClient = new client.KubeClient(credentials.loadKubeCredentials(path));
+  const kubeClient = new client.KubeClient(
+    credentials.loadKubeCredentials(path, process.env, undefined, context),
+  );
   return { kubeClient, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
 }
 
@@ -157,7 +162,8 @@ export async function startSignet(
     : createLoggers({ level: config.logLevel });
   const { logger } = loggers;
   const metrics = overrides.metrics ?? new SignetMetrics({ build: buildInfo(version(), process.env) });
-  const kube = config.policyFiles.length === 0 ? await loadKube(config.kubeconfig) : undefined;
+  const kube =
+    config.policyFiles.length === 0 ? await loadKube(config.kubeconfig, config.context) : undefined;
   // Policy files are read (and refused when unusable) before anything listens.
   const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
   const admission = assembleAdmission({

@@ -4,7 +4,19 @@
 const MAX_DEPTH = 8;
 const MAX_JSON = 300;
 
-/** `outer message: inner message: root cause`, with an `AggregateError`'s errors joined by `; `. */
+/**
+ * An error whose message already says in words what its `cause` says in a machine's terms
+ * (OpenSSL's `...:error:0A00010B:SSL routines:...`, a socket's code): the cause stays on the error
+ * for logs and debugging, and is not repeated to the person reading the message.
+ */
+export interface CauseInMessage {
+  readonly causeInMessage: boolean;
+}
+
+/**
+ * `outer message: inner message: root cause`, with an `AggregateError`'s errors joined by `; `.
+ * The chain stops at an error that says its cause itself (`CauseInMessage`).
+ */
 export function describeCause(cause: unknown): string {
   return oneLine(describe(cause, 0));
 }
@@ -19,7 +31,8 @@ function describe(value: unknown, depth: number): string {
   if (depth > MAX_DEPTH) return '...';
   if (!(value instanceof Error)) return describeValue(value);
   const text = ownText(value, depth);
-  return value.cause === undefined ? text : `${text}: ${describe(value.cause, depth + 1)}`;
+  const said = (value as Partial<CauseInMessage>).causeInMessage === true;
+  return value.cause === undefined || said ? text : `${text}: ${describe(value.cause, depth + 1)}`;
 }
 
 function ownText(error: Error, depth: number): string {

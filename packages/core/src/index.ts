@@ -14,7 +14,7 @@ export {
   type VerifyDecision,
   type VerifyRule,
 } from './decide.js';
-export { describeCause } from './describe.js';
+export { type CauseInMessage, describeCause } from './describe.js';
 export { semanticEqual } from './equality.js';
 export {
   CoreError,

@@ -36,6 +36,8 @@ export interface AdmissionServiceOptions {
   readonly maxConcurrentVerifications?: number;
   /** Verifications that may wait for a slot (default 1024); beyond, they fail as infrastructure. */
   readonly maxQueuedVerifications?: number;
+  /** Told why a tag could not be pinned (`signet verify` says it; the server logs it). */
+  readonly onUnresolvedTag?: (image: string, error: unknown) => void;
 }
 
 const NOT_READY: ReviewOutcome = {
@@ -74,6 +76,7 @@ export class AdmissionService {
   readonly #credentials: CredentialSource | undefined;
   readonly #plan: PlanOptions;
   readonly #limit: ConcurrencyLimit;
+  readonly #onUnresolvedTag: ((image: string, error: unknown) => void) | undefined;
   /** Decisions `quick` made and left to `review`, for as long as their request object lives. */
   readonly #decided = new WeakMap<AdmissionRequest, AdmissionDecision>();
 
@@ -86,6 +89,7 @@ export class AdmissionService {
     this.#resolveDigests = options.resolveDigests ?? true;
     this.#credentials = options.credentials;
     this.#plan = { allowUnpinnedTags: options.allowUnpinnedTags === true };
+    this.#onUnresolvedTag = options.onUnresolvedTag;
     this.#limit = new ConcurrencyLimit(
       options.maxConcurrentVerifications ?? 128,
       options.maxQueuedVerifications ?? 1024,
@@ -260,6 +264,7 @@ export class AdmissionService {
             { uid: request.uid, image: check.target.image, err: error },
             'cannot resolve a tag to pin it',
           );
+          this.#onUnresolvedTag?.(check.target.image, error);
         }
       }),
     );

@@ -1,29 +1,23 @@
 #!/usr/bin/env node
-import { enableCompileCache } from 'node:module';
+// The `signet` executable. It is written so that any Node since 12 parses it (no static import,
+// no top-level await, no `?.` or `??`): an older Node then says which Node Signet needs, instead
+// of failing on the syntax or the Node APIs of the modules loaded after the check.
 
-// V8's code cache for Signet's modules (NODE_COMPILE_CACHE, else the OS temp directory): a restart
-// compiles nothing it compiled before, which cuts module loading by about a quarter. It must be on
-// before the first import of Signet's own code, hence the dynamic import below. Off with
-// NODE_DISABLE_COMPILE_CACHE=1; a read-only directory only means no cache.
-enableCompileCache();
-const { main } = await import('../cli/main.js');
+const SUPPORTED_MAJOR = 26;
 
-/** Resolves once everything written to `stream` so far has been handed to the OS. */
-function flushed(stream: NodeJS.WriteStream): Promise<void> {
-  return new Promise((resolve) => stream.write('', () => resolve()));
+const major = Number(process.versions.node.split('.')[0]);
+if (!(major >= SUPPORTED_MAJOR)) {
+  process.stderr.write(
+    `signet: Signet needs Node ${SUPPORTED_MAJOR} or later; this is Node ${process.versions.node} (${process.execPath})\n`,
+  );
+  // 3, "could not be checked": a CI gate must not read it as a denial (1) or as bad input (2).
+  process.exitCode = 3;
+} else {
+  import('./run-cli.js').then(
+    (cli) => cli.runCli(process.argv.slice(2)),
+    (error) => {
+      process.stderr.write(`signet: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }
-
-main(process.argv.slice(2)).then(
-  async (code) => {
-    // Output to a pipe is written asynchronously: exiting at once would cut a long report short.
-    await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
-    // Watches and sockets may hold the event loop; the command is done, so is the process.
-    process.exit(code);
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `signet: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  },
-);

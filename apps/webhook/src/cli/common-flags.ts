@@ -1,4 +1,5 @@
 // Flags several commands share, described once so they read and behave the same everywhere.
+import { UsageError } from '../errors.js';
 import type { FlagSpec } from './flags.js';
 
 export function policyFileFlag(description: string): FlagSpec {
@@ -52,3 +53,84 @@ export const DOCKER_CONFIG_FLAG: FlagSpec = {
   default: '$DOCKER_CONFIG/config.json or ~/.docker/config.json',
   description: 'registry credentials',
 };
+
+/** `-f`: manifests, as kubectl takes them. */
+export function filenameFlag(description: string): FlagSpec {
+  return {
+    name: 'filename',
+    short: 'f',
+    aliases: ['resource'],
+    type: 'string',
+    multiple: true,
+    value: 'PATH',
+    description: `${description}: a manifest file (YAML or JSON), a directory of them, or \`-\` (stdin)`,
+  };
+}
+
+/** `-n`: the namespace a command works on, as kubectl users read it (never Signet's own). */
+export function namespaceFlag(
+  description: string,
+  options: { readonly default: string; readonly multiple?: boolean },
+): FlagSpec {
+  return {
+    name: 'namespace',
+    short: 'n',
+    type: 'string',
+    ...(options.multiple ? { multiple: true } : {}),
+    value: 'NS',
+    default: options.default,
+    description,
+  };
+}
+
+/** Signet's own namespace; `serve` and `migrate` called it `--namespace` before `-n` meant the target. */
+export function signetNamespaceFlag(
+  description: string,
+  options: { readonly default: string; readonly deprecatedNamespace?: boolean },
+): FlagSpec {
+  return {
+    name: 'signet-namespace',
+    type: 'string',
+    ...(options.deprecatedNamespace ? { deprecatedAliases: ['namespace'] } : {}),
+    value: 'NS',
+    default: options.default,
+    description,
+  };
+}
+
+export function kubeconfigFlag(description: string, fallback: string): FlagSpec {
+  return { name: 'kubeconfig', type: 'string', value: 'PATH', default: fallback, description };
+}
+
+export const CONTEXT_FLAG: FlagSpec = {
+  name: 'context',
+  type: 'string',
+  value: 'NAME',
+  default: "the kubeconfig's current-context",
+  description: 'the kubeconfig context to use',
+};
+
+/** `-o`: the output formats a command offers; the first is the default. */
+export function outputFlag(formats: readonly [string, ...string[]]): FlagSpec {
+  return {
+    name: 'output',
+    short: 'o',
+    type: 'string',
+    value: 'FORMAT',
+    default: formats[0],
+    choices: formats,
+    description: wordList(formats, 'or'),
+  };
+}
+
+/** The `--output` given (or the default), refused unless `formats` has it. */
+export function outputFormat<F extends string>(value: unknown, formats: readonly [F, ...F[]]): F {
+  const output = value === undefined ? formats[0] : String(value);
+  if (!(formats as readonly string[]).includes(output))
+    throw new UsageError(`--output must be ${wordList(formats, 'or')}, got ${JSON.stringify(output)}`);
+  return output as F;
+}
+
+function wordList(words: readonly string[], last: string): string {
+  return words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} ${last} ${words.at(-1)}`;
+}

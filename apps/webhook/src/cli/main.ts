@@ -7,9 +7,12 @@ import { MIGRATE_COMMAND, runMigrate } from '../commands/migrate.js';
 import { runServe } from '../commands/serve.js';
 import { SERVE_COMMAND, serveConfigFrom } from '../commands/serve-config.js';
 import { runVerify, VERIFY_COMMAND } from '../commands/verify.js';
-import { UsageError, userMessage } from '../errors.js';
+import { NoClusterError, UsageError, userMessage } from '../errors.js';
 import { version } from '../version.js';
-import { type CommandSpec, helpText, parseCommandLine } from './flags.js';
+import { noClusterHint } from './cluster-hint.js';
+import { COMPLETION_COMMAND, runCompletion } from './completion.js';
+import { type CommandSpec, type FlagValues, helpText, parseCommandLine } from './flags.js';
+import { didYouMean } from './suggest.js';
 
 export { version };
 
@@ -18,7 +21,11 @@ export const COMMANDS: readonly CommandSpec[] = [
   VERIFY_COMMAND,
   AUDIT_COMMAND,
   MIGRATE_COMMAND,
+  COMPLETION_COMMAND,
 ];
+
+/** What may follow `signet` besides a command. */
+const TOP_LEVEL = ['--help', '-h', 'help', '--version', 'version'];
 
 function usage(): string {
   const lines = COMMANDS.map((c) => `  signet ${c.name} ${c.synopsis}`);
@@ -44,18 +51,32 @@ export async function main(
   if (name === '--help' || name === '-h' || name === 'help') return print(usage(), 0);
   if (name === '--version' || name === 'version') return print(`signet ${version()}`, 0);
   const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) return print(`signet: unknown command ${JSON.stringify(name)}\n\n${usage()}`, 2);
+  if (command === undefined) {
+    const guess = didYouMean(name, [...COMMANDS.map((c) => c.name), ...TOP_LEVEL]);
+    return print(`signet: unknown command ${JSON.stringify(name)}${guess}\n\n${usage()}`, 2);
+  }
+  let values: FlagValues = {};
   try {
-    const { values, positionals } = parseCommandLine(command, rest);
+    const parsed = parseCommandLine(command, rest, { commands: COMMANDS });
+    values = parsed.values;
+    const { positionals } = parsed;
+    for (const warning of parsed.warnings)
+      streams.stderr.write(`signet ${command.name}: warning: ${warning}\n`);
     if (values.help) return print(helpText(command), 0);
     if (command === SERVE_COMMAND) return await runServe(serveConfigFrom(values, process.env));
     if (command === AUDIT_COMMAND) return await runAudit(values, streams.stdout, streams.stderr);
     if (command === MIGRATE_COMMAND) return await runMigrate(positionals, values, streams.stdout);
+    if (command === COMPLETION_COMMAND) return runCompletion(positionals, COMMANDS, streams.stdout);
     return await runVerify(positionals, values, streams.stdout, streams.stderr);
   } catch (error) {
     const message = userMessage(error);
     if (message === undefined) throw error;
-    const hint = error instanceof UsageError ? `\nRun 'signet ${command.name} --help' for its flags.` : '';
+    const hint =
+      error instanceof UsageError
+        ? `\nRun 'signet ${command.name} --help' for its flags.`
+        : error instanceof NoClusterError
+          ? noClusterHint(command.name, values)
+          : '';
     return print(`signet ${command.name}: ${message}${hint}`, 2);
   }
 }

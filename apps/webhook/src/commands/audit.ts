@@ -15,11 +15,18 @@ import { ProgressLine, verificationCounts } from '../audit/progress.js';
 import { auditSubjects } from '../audit/subjects.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
+  CONTEXT_FLAG,
   DOCKER_CONFIG_FLAG,
+  filenameFlag,
   INSECURE_REGISTRY_FLAG,
+  kubeconfigFlag,
+  namespaceFlag,
+  outputFlag,
+  outputFormat,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  signetNamespaceFlag,
 } from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
@@ -34,6 +41,8 @@ import { compileSnapshot } from '../policy/policy-store.js';
 import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
 import { assembleAdmission } from '../signet.js';
 
+const OUTPUTS = ['table', 'json', 'yaml'] as const;
+
 export const AUDIT_COMMAND: CommandSpec = {
   name: 'audit',
   summary:
@@ -41,23 +50,15 @@ export const AUDIT_COMMAND: CommandSpec = {
   synopsis: '[--kubeconfig PATH] [-n NS...] [-l SELECTOR] [-f FILE|DIR|-...] [--policy-file FILE...] [flags]',
   positionals: false,
   flags: [
-    {
-      name: 'kubeconfig',
-      type: 'string',
-      value: 'PATH',
-      default: '$KUBECONFIG, else ~/.kube/config, else in-cluster',
-      description: 'the cluster to read objects and policies from',
-    },
-    { name: 'context', type: 'string', value: 'NAME', description: 'kubeconfig context to use' },
-    {
-      name: 'namespace',
-      short: 'n',
-      type: 'string',
-      multiple: true,
-      value: 'NS',
+    kubeconfigFlag(
+      'the cluster to read objects and policies from',
+      '$KUBECONFIG, else ~/.kube/config, else in-cluster',
+    ),
+    CONTEXT_FLAG,
+    namespaceFlag('audit only this namespace', {
       default: 'every namespace Signet could intercept',
-      description: 'audit only this namespace',
-    },
+      multiple: true,
+    }),
     {
       name: 'selector',
       short: 'l',
@@ -70,31 +71,12 @@ export const AUDIT_COMMAND: CommandSpec = {
       type: 'boolean',
       description: 'only namespaces labelled policy.sigstore.dev/include=true (what still runs unverified)',
     },
-    {
-      name: 'filename',
-      short: 'f',
-      type: 'string',
-      multiple: true,
-      value: 'PATH',
-      description:
-        'audit the objects of a manifest file, a directory of them, or `-` (stdin) instead of a cluster',
-    },
+    filenameFlag('audit manifests instead of a cluster'),
     policyFileFlag('policies from YAML instead of the cluster'),
-    {
-      name: 'signet-namespace',
-      type: 'string',
-      value: 'NS',
+    signetNamespaceFlag("Signet's namespace: its config ConfigMap and the Secrets policies reference", {
       default: 'signet-system',
-      description: "Signet's namespace: its config ConfigMap and the Secrets policies reference",
-    },
-    {
-      name: 'output',
-      short: 'o',
-      type: 'string',
-      value: 'FORMAT',
-      default: 'table',
-      description: 'table, json or yaml',
-    },
+    }),
+    outputFlag(OUTPUTS),
     INSECURE_REGISTRY_FLAG,
     PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
@@ -138,8 +120,6 @@ interface AuditValues {
   readonly quiet?: boolean;
 }
 
-const OUTPUTS = new Set(['table', 'json', 'yaml']);
-
 interface AuditSettings {
   readonly output: string;
   readonly concurrency: number;
@@ -150,9 +130,7 @@ interface AuditSettings {
 }
 
 function settingsOf(values: AuditValues): AuditSettings {
-  const output = values.output ?? 'table';
-  if (!OUTPUTS.has(output))
-    throw new UsageError(`--output must be table, json or yaml, got ${JSON.stringify(output)}`);
+  const output = outputFormat(values.output, OUTPUTS);
   const concurrency = Number(values.concurrency ?? '8');
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256)
     throw new UsageError(

@@ -4,13 +4,26 @@
 // blocks, 1 when something does, 2 for bad input. Nothing is written to the cluster.
 import type { Writable } from 'node:stream';
 import { remotePolicyFetcher } from '@signet/verifier';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
+import {
+  CONTEXT_FLAG,
+  kubeconfigFlag,
+  outputFlag,
+  outputFormat,
+  signetNamespaceFlag,
+} from '../cli/common-flags.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import { didYouMean } from '../cli/suggest.js';
 import { InputError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { type Finding, migrationFindings, type Severity } from '../migrate/checks.js';
 import { KubeApiError, type KubeObject, readClusterState } from '../migrate/cluster-state.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
+
+const OUTPUTS = ['text', 'json', 'yaml'] as const;
+
+/** The one action of `signet migrate`. */
+const ACTIONS = ['check'] as const;
 
 export const MIGRATE_COMMAND: CommandSpec = {
   name: 'migrate',
@@ -18,21 +31,17 @@ export const MIGRATE_COMMAND: CommandSpec = {
     'signet migrate check: find what blocks a lossless move from sigstore policy-controller in a live cluster (exit 0 nothing blocks, 1 something does, 2 bad input); reads only.',
   synopsis: 'check [--kubeconfig PATH] [flags]',
   positionals: true,
+  actions: ACTIONS,
   flags: [
-    {
-      name: 'kubeconfig',
-      type: 'string',
-      value: 'PATH',
-      default: '$KUBECONFIG, else ~/.kube/config',
-      description: 'the cluster to check (read as you: CRDs, webhooks, policies, Secrets, Helm releases)',
-    },
-    {
-      name: 'namespace',
-      type: 'string',
-      value: 'NS',
+    kubeconfigFlag(
+      'the cluster to check (read as you: CRDs, webhooks, policies, Secrets, Helm releases)',
+      '$KUBECONFIG, else ~/.kube/config',
+    ),
+    CONTEXT_FLAG,
+    signetNamespaceFlag("Signet's namespace: where the Secrets policies reference must be", {
       default: 'signet-system',
-      description: "Signet's namespace: where the Secrets policies reference must be",
-    },
+      deprecatedNamespace: true,
+    }),
     {
       name: 'from-namespace',
       type: 'string',
@@ -47,13 +56,14 @@ export const MIGRATE_COMMAND: CommandSpec = {
       default: 'signet',
       description: "Signet's Helm release (the one that is to own the CRDs)",
     },
-    { name: 'output', type: 'string', value: 'FORMAT', default: 'text', description: 'text or json' },
+    outputFlag(OUTPUTS),
   ],
 };
 
 interface MigrateValues {
   readonly kubeconfig?: string;
-  readonly namespace?: string;
+  readonly context?: string;
+  readonly 'signet-namespace'?: string;
   readonly 'from-namespace'?: string;
   readonly release?: string;
   readonly output?: string;
@@ -85,18 +95,22 @@ export async function runMigrate(
   out: Writable,
 ): Promise<number> {
   const [action, ...rest] = positionals;
-  if (action !== 'check' || rest.length > 0)
-    throw new UsageError(`migrate takes one action, check; got ${JSON.stringify(positionals.join(' '))}`);
+  if (action !== 'check' || rest.length > 0) {
+    const guess = action === undefined ? '' : didYouMean(action, ACTIONS);
+    throw new UsageError(
+      `migrate takes one action, check; got ${JSON.stringify(positionals.join(' '))}${guess}`,
+    );
+  }
   const values = flags as MigrateValues;
-  const output = values.output ?? 'text';
-  if (output !== 'text' && output !== 'json')
-    throw new UsageError(`--output must be text or json, got ${JSON.stringify(output)}`);
+  const output = outputFormat(values.output, OUTPUTS);
   const { KubeClient } = await import('../kube/client.js');
   const { loadKubeCredentials } = await import('../kube/credentials.js');
-  const client = new KubeClient(loadKubeCredentials(values.kubeconfig));
+  const client = new KubeClient(
+    loadKubeCredentials(values.kubeconfig, process.env, undefined, values.context),
+  );
   const engines = new WebhookPolicyEngines(createLogger({ level: 'silent' }));
   try {
-    const namespace = values.namespace ?? 'signet-system';
+    const namespace = values['signet-namespace'] ?? 'signet-system';
     const state = await readClusterState(
       client,
       {
@@ -115,7 +129,13 @@ export async function runMigrate(
       engines,
       fetchRemotePolicy: remotePolicyFetcher(),
     });
-    out.write(`${output === 'json' ? JSON.stringify({ findings }, null, 2) : textReport(findings)}\n`);
+    const text =
+      output === 'json'
+        ? JSON.stringify({ findings }, null, 2)
+        : output === 'yaml'
+          ? stringify({ findings }, { lineWidth: 0 }).trimEnd()
+          : textReport(findings);
+    out.write(`${text}\n`);
     return findings.some((f) => f.severity === 'blocker') ? 1 : 0;
   } finally {
     client.close();

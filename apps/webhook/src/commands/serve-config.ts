@@ -1,10 +1,13 @@
 import { AUDIT_SERVE_FLAGS, type AuditServeConfig, auditServeConfigFrom } from '../audit/audit-flags.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
+  CONTEXT_FLAG,
   INSECURE_REGISTRY_FLAG,
+  kubeconfigFlag,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  signetNamespaceFlag,
 } from '../cli/common-flags.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { UsageError } from '../errors.js';
@@ -46,22 +49,13 @@ export const SERVE_COMMAND: CommandSpec = {
       default: '--host',
       description: 'listen address of the operations port',
     },
-    {
-      name: 'namespace',
-      type: 'string',
-      value: 'NS',
-      default: '$POD_NAMESPACE, else signet-system',
-      description:
-        "Signet's namespace: its config ConfigMap and the Secrets policies reference; never intercepted",
-    },
+    signetNamespaceFlag(
+      "Signet's namespace: its config ConfigMap and the Secrets policies reference; never intercepted",
+      { default: '$POD_NAMESPACE, else signet-system', deprecatedNamespace: true },
+    ),
     policyFileFlag('policies from YAML instead of the cluster (exclusive with --kubeconfig)'),
-    {
-      name: 'kubeconfig',
-      type: 'string',
-      value: 'PATH',
-      default: 'in-cluster, else ~/.kube/config',
-      description: 'where the cluster is',
-    },
+    kubeconfigFlag('where the cluster is', 'in-cluster, else ~/.kube/config'),
+    CONTEXT_FLAG,
     {
       name: 'tls-cert-file',
       type: 'string',
@@ -143,6 +137,7 @@ export const SERVE_COMMAND: CommandSpec = {
       type: 'string',
       value: 'LEVEL',
       default: 'info',
+      choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
       description: 'trace, debug, info, warn, error, fatal or silent',
     },
     {
@@ -191,8 +186,9 @@ interface ServeValues {
   readonly 'ops-port'?: string;
   readonly host?: string;
   readonly 'ops-host'?: string;
-  readonly namespace?: string;
+  readonly 'signet-namespace'?: string;
   readonly kubeconfig?: string;
+  readonly context?: string;
   readonly 'policy-file'?: string[];
   readonly 'tls-cert-file'?: string;
   readonly 'tls-key-file'?: string;
@@ -240,6 +236,8 @@ export interface ServeConfig {
   /** Policies from files; when empty, from the cluster (`kubeconfig`, or in-cluster). */
   readonly policyFiles: readonly string[];
   readonly kubeconfig: string | undefined;
+  /** The kubeconfig context (`--context`); `undefined`: its current-context. */
+  readonly context?: string | undefined;
   readonly tls: TlsConfig;
   readonly webhookName: string;
   readonly insecureRegistries: readonly string[];
@@ -287,16 +285,18 @@ function bytes(value: string | undefined, fallback: number, flag: string): numbe
 /** Validates the flags of `signet serve`; every problem is a UsageError naming the flag. */
 export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): ServeConfig {
   const values = flags as ServeValues;
-  const namespace = values.namespace ?? env.POD_NAMESPACE ?? 'signet-system';
+  const namespace = values['signet-namespace'] ?? env.POD_NAMESPACE ?? 'signet-system';
   const ports = {
     port: port(values.port, 8443, 'port'),
     opsPort: port(values['ops-port'], 8080, 'ops-port'),
   };
   const files = values['policy-file'] ?? [];
-  if (files.length > 0 && values.kubeconfig !== undefined) {
-    throw new UsageError(
-      '--policy-file and --kubeconfig are exclusive: policies come from files or from a cluster',
-    );
+  for (const flag of ['kubeconfig', 'context'] as const) {
+    if (files.length > 0 && values[flag] !== undefined) {
+      throw new UsageError(
+        `--policy-file and --${flag} are exclusive: policies come from files or from a cluster`,
+      );
+    }
   }
   const tls = tlsFrom(values);
   if (tls.mode === 'self-managed' && files.length > 0) {
@@ -317,6 +317,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     namespace,
     policyFiles: files,
     kubeconfig: values.kubeconfig,
+    context: values.context,
     tls,
     webhookName: values['webhook-name'] ?? 'signet',
     insecureRegistries: registries.insecureRegistries,

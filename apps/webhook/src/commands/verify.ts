@@ -1,7 +1,6 @@
 // `signet verify`: judges an image, or every workload of a manifest, by the webhook's own path: the
 // mutating endpoint pins tags, the patch is applied as the API server would, then the validating
 // endpoint decides. Nothing is sent to a cluster.
-import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { describeCause } from '@signet/core';
 import type { AdmissionRequest, KubeObject } from '@signet/k8s-types';
@@ -13,13 +12,19 @@ import {
   type PolicyCheck,
   remotePolicyFetcher,
 } from '@signet/verifier';
+import { stringify } from 'yaml';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
 import { judgeCreate } from '../admission/judge-create.js';
-import { manifestObjects, readStdin } from '../audit/manifests.js';
+import { type AuditResult, findingsOf, worstOf } from '../audit/findings.js';
+import { readManifests, readStdin } from '../audit/manifests.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   DOCKER_CONFIG_FLAG,
+  filenameFlag,
   INSECURE_REGISTRY_FLAG,
+  namespaceFlag,
+  outputFlag,
+  outputFormat,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
@@ -38,28 +43,19 @@ import { registrySettingsFrom } from '../registry-settings.js';
 import { type Admission, assembleAdmission } from '../signet.js';
 import { RegistryProgress } from './registry-progress.js';
 
+const OUTPUTS = ['text', 'json', 'yaml'] as const;
+
 export const VERIFY_COMMAND: CommandSpec = {
   name: 'verify',
   summary:
-    'signet verify: check an image, or the workloads of a manifest, against policy YAML as the webhook would admit them (exit 0 admitted, 1 denied, 2 bad input).',
-  synopsis: '(IMAGE | --resource FILE) --policy-file FILE... [flags]',
+    'signet verify: check an image, or the workloads of manifests, against policy YAML as the webhook would admit them (exit 0 admitted, 1 denied by policy, 3 could not be checked, 2 bad input).',
+  synopsis: '(IMAGE | -f PATH...) --policy-file FILE... [flags]',
   positionals: true,
   flags: [
     policyFileFlag('ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets (YAML)'),
-    {
-      name: 'resource',
-      type: 'string',
-      value: 'FILE',
-      description: 'check every Pod, Deployment, ... of a manifest (YAML or JSON, `-` for stdin) as a CREATE',
-    },
-    { name: 'output', type: 'string', value: 'FORMAT', default: 'text', description: 'text or json' },
-    {
-      name: 'namespace',
-      type: 'string',
-      value: 'NS',
-      default: 'default',
-      description: 'namespace of objects that name none',
-    },
+    filenameFlag('check every Pod, Deployment, ... as a CREATE'),
+    outputFlag(OUTPUTS),
+    namespaceFlag('namespace of objects that name none (and of IMAGE)', { default: 'default' }),
     INSECURE_REGISTRY_FLAG,
     PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
@@ -77,7 +73,7 @@ export const VERIFY_COMMAND: CommandSpec = {
 
 interface VerifyValues {
   readonly 'policy-file'?: string[];
-  readonly resource?: string;
+  readonly filename?: string[];
   readonly output?: string;
   readonly namespace?: string;
   readonly 'insecure-registry'?: string[];
@@ -101,12 +97,25 @@ export interface ObjectReport {
   /** Image fields the mutating endpoint pinned: path -> pinned image. */
   readonly pinned: Readonly<Record<string, string>>;
   readonly images: readonly ImageVerification[];
+  /**
+   * As `signet audit` says it: `fail` when an enforced policy is not satisfied, `infrastructure`
+   * when it could not be checked (a registry down, a tag that could not be resolved), `warn`, `pass`.
+   */
+  readonly result: AuditResult;
+  /** Tags the mutating endpoint could not pin, and why. */
+  readonly unresolved: readonly UnresolvedTag[];
+}
+
+interface UnresolvedTag {
+  readonly image: string;
+  readonly reason: string;
 }
 
 /**
- * `signet verify IMAGE --policy-file FILE` or `signet verify --resource FILE --policy-file FILE`:
- * prints per object the decision and per image and policy what was verified. Exit 0 when every
- * object would be admitted, 1 when one would be denied.
+ * `signet verify IMAGE --policy-file FILE` or `signet verify -f PATH --policy-file FILE`: prints
+ * per object the decision and per image and policy what was verified. Exit 0 when every object
+ * would be admitted, 1 when one would be denied by policy, 3 when one would be denied only because
+ * something could not be checked (the codes of `signet audit`).
  */
 export async function runVerify(
   positionals: readonly string[],
@@ -118,9 +127,7 @@ export async function runVerify(
   const objects = await subjectsOf(positionals, values);
   const files = values['policy-file'] ?? [];
   if (files.length === 0) throw new UsageError('verify needs --policy-file FILE (ClusterImagePolicy YAML)');
-  const output = values.output ?? 'text';
-  if (output !== 'text' && output !== 'json')
-    throw new UsageError(`--output must be text or json, got ${JSON.stringify(output)}`);
+  const output = outputFormat(values.output, OUTPUTS);
   const timeoutMs = parseGoDuration(values.timeout ?? '30s');
   if (timeoutMs === undefined)
     throw new UsageError(`--timeout must be a duration like 30s, got ${JSON.stringify(values.timeout)}`);
@@ -131,33 +138,58 @@ export async function runVerify(
   const note = output === 'text' ? write : toStderr;
   // Slow registries are reported on stderr while verify waits for them.
   const progress = new RegistryProgress(toStderr);
-  const admission = await loadAdmission(files, namespace, values, note, progress);
+  const unresolved = new UnresolvedTags();
+  const admission = await loadAdmission(files, namespace, values, note, progress, unresolved);
   const reports: ObjectReport[] = [];
   try {
     for (const object of objects) {
       const request = createRequestFor(object, { namespace });
       if (request === undefined) continue;
-      reports.push(await judge(admission, request, timeoutMs));
+      reports.push(await judge(admission, request, timeoutMs, unresolved));
     }
   } finally {
     progress.stop();
   }
   const allowed = reports.every((r) => r.allowed);
-  if (output === 'json') write(JSON.stringify({ allowed, objects: reports.map(jsonReport) }, null, 2));
+  const document = { allowed, objects: reports.map(jsonReport) };
+  if (output === 'json') write(JSON.stringify(document, null, 2));
+  else if (output === 'yaml') write(stringify(document, { lineWidth: 0 }).trimEnd());
   else printText(reports, positionals.length > 0, write);
-  return allowed ? 0 : 1;
+  return exitCodeOf(reports);
+}
+
+/** 1 when an object is denied by policy, else 3 when one is denied as not checkable, else 0. */
+export function exitCodeOf(reports: readonly Pick<ObjectReport, 'allowed' | 'result'>[]): number {
+  const denied = reports.filter((r) => !r.allowed);
+  if (denied.some((r) => r.result !== 'infrastructure')) return 1;
+  return denied.length > 0 ? 3 : 0;
+}
+
+/** Why the mutating endpoint could not pin a tag, as it reports it, kept per review. */
+class UnresolvedTags {
+  #current: UnresolvedTag[] = [];
+
+  readonly record = (image: string, error: unknown): void => {
+    this.#current.push({ image, reason: describeCause(error) });
+  };
+
+  /** What was recorded since the last call. */
+  take(): UnresolvedTag[] {
+    const taken = this.#current;
+    this.#current = [];
+    return taken;
+  }
 }
 
 async function subjectsOf(positionals: readonly string[], values: VerifyValues): Promise<KubeObject[]> {
   const [image, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError('verify takes one IMAGE');
-  if ((image === undefined) === (values.resource === undefined))
-    throw new UsageError('verify takes either an IMAGE or --resource FILE');
+  const paths = values.filename ?? [];
+  if ((image === undefined) === (paths.length === 0))
+    throw new UsageError('verify takes either an IMAGE or -f PATH');
   if (image !== undefined) return [podRunning(image, values.namespace ?? 'default')];
-  const path = values.resource as string;
-  const text = path === '-' ? await readStdin() : await readFile(path, 'utf8');
-  const objects = manifestObjects(text, path === '-' ? 'stdin' : path);
-  if (objects.length === 0) throw new InputError(`${path}: no objects`);
+  const objects = await readManifests(paths, readStdin);
+  if (objects.length === 0) throw new InputError(`${paths.join(', ')}: no objects`);
   return objects;
 }
 
@@ -167,6 +199,7 @@ async function loadAdmission(
   values: VerifyValues,
   note: (line: string) => void,
   progress: RegistryProgress,
+  unresolved: UnresolvedTags,
 ): Promise<Admission> {
   const registries = registrySettingsFrom(values);
   const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
@@ -189,6 +222,7 @@ async function loadAdmission(
     registries,
     registryFetch: progress.wrap(),
     resolveDigests: true,
+    onUnresolvedTag: unresolved.record,
     ...(keychain ? { credentials: keychain } : {}),
   });
   admission.store.install(admission.store.begin(), snapshot);
@@ -200,8 +234,10 @@ async function judge(
   admission: Admission,
   request: AdmissionRequest,
   timeoutMs: number,
+  unresolved: UnresolvedTags,
 ): Promise<ObjectReport> {
-  const { pinned, validated } = await judgeCreate(admission.service, request, timeoutMs);
+  const judgement = await judgeCreate(admission.service, request, timeoutMs);
+  const { pinned, validated } = judgement;
   const message = validated.response.status?.message;
   return {
     kind: request.kind.kind,
@@ -213,18 +249,40 @@ async function judge(
     warnings: validated.response.warnings ?? [],
     pinned,
     images: validated.verifications ?? [],
+    result: worstOf(findingsOf(judgement).map((f) => f.result)),
+    unresolved: unresolved.take(),
   };
 }
 
+/**
+ * Per object: what was pinned, per image and policy what was verified, then the denials no image
+ * above explains, then the decision. Each cause is said once: the webhook's deny line for an image
+ * repeats its policy's failure, so it is printed only for images without a verification to show
+ * (no policy matched, an invalid reference, a tag that could not be pinned); `--output json` has
+ * every deny line as the API server would show it.
+ */
 function printText(reports: readonly ObjectReport[], single: boolean, write: (line: string) => void): void {
   for (const report of reports) {
     if (!single) write(`${report.kind} ${report.namespace}/${report.name}`);
-    for (const [path, image] of Object.entries(report.pinned)) write(`  pinned ${path} to ${image}`);
-    for (const image of report.images) for (const line of describeImage(image)) write(line);
-    for (const line of report.denials) write(`  denied: ${line}`);
-    for (const line of report.warnings) write(`  warning: ${line}`);
-    write(report.allowed ? 'ADMITTED' : 'DENIED');
+    for (const line of reportLines(report)) write(line);
   }
+}
+
+function reportLines(report: ObjectReport): string[] {
+  const lines = Object.entries(report.pinned).map(([path, image]) => `  pinned ${path} to ${image}`);
+  for (const tag of report.unresolved) lines.push(`  cannot pin ${tag.image} to a digest: ${tag.reason}`);
+  for (const image of report.images) lines.push(...describeImage(image));
+  const explained = report.images.map((i) => `${i.verdict.path} ${i.verdict.image}:`);
+  const unexplained = report.denials.filter((line) => !explained.some((prefix) => line.startsWith(prefix)));
+  lines.push(...unexplained.map((line) => `  denied: ${line}`));
+  lines.push(...report.warnings.map((line) => `  warning: ${line}`));
+  lines.push(decisionLine(report));
+  return lines;
+}
+
+function decisionLine(report: ObjectReport): string {
+  if (report.allowed) return 'ADMITTED';
+  return report.result === 'infrastructure' ? 'DENIED (could not be checked)' : 'DENIED';
 }
 
 function describeImage(image: ImageVerification): string[] {
@@ -236,11 +294,16 @@ function describeImage(image: ImageVerification): string[] {
 
 function describeCheck(check: PolicyCheck): string[] {
   const lines = [`${check.passed ? 'PASS' : 'FAIL'} policy "${check.policy}" (${check.mode})`];
-  if (!check.passed)
-    lines.push(`  ${check.failure.kind} failure: ${check.failure.reason}${causeText(check.failure)}`);
-  for (const authority of check.authorities)
-    lines.push(`  authority "${authority.authority}": ${describeAuthority(authority)}`);
-  return lines;
+  const authorities = check.authorities.map(
+    (authority) => `  authority "${authority.authority}": ${describeAuthority(authority)}`,
+  );
+  if (!check.passed) {
+    // The policy's failure is often its one authority's: said by the authority line alone.
+    const failure = `${check.failure.reason}${causeText(check.failure)}`;
+    if (!authorities.some((line) => line.endsWith(`fail: ${failure}`)))
+      lines.push(`  ${check.failure.kind} failure: ${failure}`);
+  }
+  return [...lines, ...authorities];
 }
 
 function describeAuthority(authority: AuthorityCheck): string {

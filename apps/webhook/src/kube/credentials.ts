@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { parse } from 'yaml';
-import { InputError } from '../errors.js';
+import { InputError, NoClusterError } from '../errors.js';
 
 export interface KubeCredentials {
   readonly server: string;
@@ -136,7 +136,7 @@ export function loadKubeCredentials(
   if (context !== undefined) throw new InputError(`--context ${context}: no kubeconfig to find it in`);
   const cluster = inCluster(env, serviceAccountRoot);
   if (cluster) return cluster;
-  throw new InputError(
-    'no cluster to talk to: give --kubeconfig, set KUBECONFIG, or run in a Pod with a ServiceAccount (or use --policy-file)',
+  throw new NoClusterError(
+    'no cluster to talk to: give --kubeconfig, set KUBECONFIG, or run in a Pod with a ServiceAccount',
   );
 }

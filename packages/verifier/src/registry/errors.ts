@@ -1,6 +1,7 @@
 // The one error type of the registry layer. Callers branch on `code`, never on the message; the
 // message names the registry and repository so a person reading an admission denial knows where
 // to look. Credentials never appear in a message (URLs are printed without user info or query).
+import type { CauseInMessage } from '@signet/core';
 
 /** What went wrong talking to a registry. */
 export type RegistryErrorCode =
@@ -47,8 +48,14 @@ export interface RegistryErrorContext {
   readonly status?: number | undefined;
 }
 
+/** `ErrorOptions`, and whether the message already says in words what the cause says. */
+export interface RegistryErrorOptions extends ErrorOptions {
+  /** The message explains the cause (OpenSSL's text, a socket code): describe it once (`CauseInMessage`). */
+  readonly causeInMessage?: boolean;
+}
+
 /** Any failure of the registry layer. */
-export class RegistryError extends Error {
+export class RegistryError extends Error implements CauseInMessage {
   override readonly name = 'RegistryError';
   readonly code: RegistryErrorCode;
   readonly registry: string;
@@ -56,14 +63,16 @@ export class RegistryError extends Error {
   readonly status: number | undefined;
   /** The problem without the location prefix. */
   readonly problem: string;
+  readonly causeInMessage: boolean;
 
   constructor(
     code: RegistryErrorCode,
     context: RegistryErrorContext,
     problem: string,
-    options?: ErrorOptions,
+    options?: RegistryErrorOptions,
   ) {
     super(`${describeLocation(context)}: ${problem}`, options);
+    this.causeInMessage = options?.causeInMessage === true;
     this.code = code;
     this.registry = context.registry;
     this.repository = context.repository;

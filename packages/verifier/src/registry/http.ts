@@ -289,8 +289,12 @@ function connectionRefusal(error: unknown, request: HttpRequest): RegistryError 
     cause = cause.cause;
   }
   const codes = errorCodes(error);
-  const tls = (problem: string) =>
-    new RegistryError('TLS_FAILED', context, `TLS with ${url.host} failed: ${problem}`, { cause: error });
+  // Each message below says in words what OpenSSL's text says: the cause is kept, not repeated.
+  const tls = (problem: string, causeInMessage = true) =>
+    new RegistryError('TLS_FAILED', context, `TLS with ${url.host} failed: ${problem}`, {
+      cause: error,
+      causeInMessage,
+    });
   const code = codes.find(
     (c) => PLAIN_HTTP_CODES.has(c) || UNTRUSTED_CA_CODES.has(c) || /^(ERR_TLS_|ERR_SSL_|CERT_)/.test(c),
   );
@@ -300,7 +304,7 @@ function connectionRefusal(error: unknown, request: HttpRequest): RegistryError 
       'TLS_FAILED',
       context,
       `${url.host} answered plain HTTP to an HTTPS request; if it serves plain HTTP, add it to the insecure registries`,
-      { cause: error },
+      { cause: error, causeInMessage: true },
     );
   }
   if (UNTRUSTED_CA_CODES.has(code)) {
@@ -312,7 +316,8 @@ function connectionRefusal(error: unknown, request: HttpRequest): RegistryError 
   if (code === 'CERT_NOT_YET_VALID') return tls('its certificate is not valid yet');
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
     return tls(`its certificate is not valid for the name ${url.hostname}`);
-  return tls(code);
+  // A TLS failure without words of its own: OpenSSL's text is all there is.
+  return tls(code, false);
 }
 
 function lowercased(hosts: Iterable<string> | undefined): Set<string> {
@@ -362,7 +367,10 @@ function statusFailure(status: number, request: HttpRequest): RegistryError {
 
 function giveUp(failure: RegistryError, why: string): RegistryError {
   const context = { registry: failure.registry, repository: failure.repository, status: failure.status };
-  return new RegistryError(failure.code, context, `${failure.problem}; ${why}`, { cause: failure.cause });
+  return new RegistryError(failure.code, context, `${failure.problem}; ${why}`, {
+    cause: failure.cause,
+    causeInMessage: failure.causeInMessage,
+  });
 }
 
 /** Cancelling a stream that already failed rejects; the failure that matters is reported elsewhere. */
