@@ -103,7 +103,7 @@ export async function startSignet(options: SignetWebhookOptions): Promise<Signet
     `--ops-port=${opsPort}`,
     '--host=127.0.0.1',
     '--ops-host=127.0.0.1',
-    `--namespace=${SIGNET_NAMESPACE}`,
+    `--signet-namespace=${SIGNET_NAMESPACE}`,
     `--kubeconfig=${kubeconfig}`,
     `--tls-cert-file=${certFile}`,
     `--tls-key-file=${keyFile}`,

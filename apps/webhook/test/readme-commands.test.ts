@@ -1,60 +1,54 @@
-// The root README's `pnpm signet ...` commands, run exactly as written (from the repository root),
-// with the outcome the README states.
+// The root README's `node_modules/.bin/signet ...` commands, run exactly as written (from the
+// repository root, through a shell, on the built CLI), with the outcome the README states: the
+// output is Signet's alone (no package manager's echo or ELIFECYCLE line on a denial).
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
 
 const root = new URL('../../../', import.meta.url);
 const readme = readFileSync(new URL('README.md', root), 'utf8');
-const commands = [...readme.matchAll(/^pnpm signet (verify --resource .+)$/gm)].map((m) =>
-  (m[1] as string).split(' '),
+const verifies = [...readme.matchAll(/^(node_modules\/\.bin\/signet verify -f .+)$/gm)].map(
+  (m) => m[1] as string,
 );
-const audits = [...readme.matchAll(/^pnpm signet (audit -f .+)$/gm)].map((m) => (m[1] as string).split(' '));
+const audits = [...readme.matchAll(/^(node_modules\/\.bin\/signet audit -f .+)$/gm)].map(
+  (m) => m[1] as string,
+);
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
+/** Runs `line` with sh in the repository root; a PATH without Node, so the bin must find its own. */
+function shell(line: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'sh',
+      ['-c', line],
+      { cwd: new URL('.', root).pathname, env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/' } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
 }
 
 describe("the root README's signet commands", () => {
-  it('are there', () => {
-    expect(commands).toHaveLength(2);
+  it('are there, and none goes through pnpm', () => {
+    expect(verifies).toHaveLength(2);
     expect(audits).toHaveLength(1);
+    expect(readme).not.toMatch(/^pnpm (--silent )?signet /m);
   });
 
   it('audit -f prints the table the README shows and exits 1', async () => {
-    const cwd = process.cwd();
-    process.chdir(new URL('.', root).pathname);
-    try {
-      const stdout = new Capture();
-      const stderr = new Capture();
-      expect(await main([...(audits[0] as string[]), '-q'], { stdout, stderr })).toBe(1);
-      expect(stderr.text).toBe('');
-      expect(readme).toContain(`\`\`\`\n${stdout.text}\`\`\``);
-    } finally {
-      process.chdir(cwd);
-    }
+    const result = await shell(`${audits[0]} -q`);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(1);
+    expect(readme).toContain(`\`\`\`\n${result.stdout}\`\`\``);
   });
 
   it.each([
     [0, 0, 'PASS policy "allow-system-images"', 'ADMITTED'],
     [1, 1, 'no ClusterImagePolicy matches (no-match-policy: deny)', 'DENIED'],
-  ])('command %i exits %i and says what the README says', async (index, code, text, last) => {
-    const cwd = process.cwd();
-    process.chdir(new URL('.', root).pathname);
-    try {
-      const stdout = new Capture();
-      const stderr = new Capture();
-      expect(await main(commands[index] as string[], { stdout, stderr })).toBe(code);
-      expect(stderr.text).toBe('');
-      expect(stdout.text).toContain(text);
-      expect(stdout.text.trimEnd().split('\n').at(-1)).toBe(last);
-    } finally {
-      process.chdir(cwd);
-    }
+  ])('verify command %i exits %i and says what the README says', async (index, code, text, last) => {
+    const result = await shell(verifies[index] as string);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(code);
+    expect(result.stdout).toContain(text);
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toBe(last);
+    expect(result.stdout).not.toMatch(/ELIFECYCLE|^\$ /m);
   });
 });

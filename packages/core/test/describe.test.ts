@@ -10,6 +10,21 @@ describe('describeCause', () => {
     );
   });
 
+  it('stops at an error whose message already says its cause in words', () => {
+    const openssl = new Error(
+      '40C3682D927F0000:error:0A00010B:SSL routines:tls_validate_record_header:wrong version number',
+    );
+    const worded = Object.assign(new Error('the registry answered plain HTTP', { cause: openssl }), {
+      causeInMessage: true,
+    });
+    expect(describeCause(new Error('cannot read signatures', { cause: worded }))).toBe(
+      'cannot read signatures: the registry answered plain HTTP',
+    );
+    expect(worded.cause).toBe(openssl);
+    const unworded = Object.assign(new Error('TLS failed', { cause: openssl }), { causeInMessage: false });
+    expect(describeCause(unworded)).toContain('SSL routines');
+  });
+
   it('names an Error without a message by its name', () => {
     expect(describeCause(new TypeError(''))).toBe('TypeError');
   });

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueServingCertificate } from '../../src/certificates.js';
-import { main } from '../../src/cli/main.js';
+import type { CommandSpec } from '../../src/cli/flags.js';
+import { COMMANDS, main } from '../../src/cli/main.js';
 
 class Capture extends Writable {
   text = '';
@@ -61,10 +62,10 @@ describe('mistakes are one line and exit 2', () => {
   it('an unknown command or flag, a bad value', async () => {
     const unknown = await run('vrify');
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('unknown command "vrify"');
+    expect(unknown.stderr).toContain('unknown command "vrify" (did you mean verify?)');
     const flag = await run('verify', 'x', '--polcy', policy);
     expect(flag.code).toBe(2);
-    expect(oneLine(flag)).toMatch(/^signet verify: Unknown option '--polcy'/);
+    expect(oneLine(flag)).toBe('signet verify: unknown flag --polcy (did you mean --policy?)');
     const ttl = await run(
       'serve',
       '--policy-file',
@@ -173,5 +174,168 @@ describe('signet migrate', () => {
     expect(result.stderr).toMatch(
       /^signet migrate: cannot read the cluster: GET \/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/\S+: connect ECONNREFUSED 127\.0\.0\.1:1\n$/,
     );
+  });
+});
+
+describe('one grammar across commands', () => {
+  const command = (name: string) => COMMANDS.find((c) => c.name === name) as CommandSpec;
+  const flag = (name: string, spelling: string) =>
+    command(name).flags.find(
+      (f) => f.name === spelling || f.aliases?.includes(spelling) || f.deprecatedAliases?.includes(spelling),
+    );
+
+  it("-n is the namespace a command works on; Signet's own is --signet-namespace", () => {
+    for (const c of COMMANDS) {
+      const short = c.flags.find((f) => f.short === 'n');
+      if (short !== undefined) expect(short.name, c.name).toBe('namespace');
+      const named = c.flags.find((f) => f.name === 'namespace');
+      if (named !== undefined) expect(named.short, c.name).toBe('n');
+    }
+    expect(flag('audit', 'namespace')?.short).toBe('n');
+    expect(flag('verify', 'namespace')?.short).toBe('n');
+    for (const name of ['serve', 'migrate', 'audit'])
+      expect(flag(name, 'signet-namespace')?.name, name).toBe('signet-namespace');
+    for (const name of ['serve', 'migrate'])
+      expect(flag(name, 'namespace')?.deprecatedAliases, name).toEqual(['namespace']);
+  });
+
+  it('manifests are -f/--filename (alias --resource), output is -o, and --context goes with --kubeconfig', () => {
+    for (const c of COMMANDS) {
+      const manifests = c.flags.find((f) => f.name === 'filename');
+      if (manifests) expect(manifests).toMatchObject({ short: 'f', aliases: ['resource'], multiple: true });
+      const output = c.flags.find((f) => f.name === 'output');
+      if (output) expect(output.short, c.name).toBe('o');
+      if (c.flags.some((f) => f.name === 'kubeconfig'))
+        expect(
+          c.flags.some((f) => f.name === 'context'),
+          c.name,
+        ).toBe(true);
+    }
+    expect(['verify', 'audit'].every((name) => flag(name, 'filename') !== undefined)).toBe(true);
+    expect(['verify', 'audit', 'migrate'].every((name) => flag(name, 'output') !== undefined)).toBe(true);
+  });
+
+  it('the old spelling still works, with a warning on stderr', async () => {
+    const serve = await run('serve', '--namespace', 'ops', '--policy-file', policy);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr.split('\n')[0]).toBe(
+      'signet serve: warning: --namespace is deprecated; use --signet-namespace',
+    );
+    expect(serve.stderr).toContain('TLS is required');
+  });
+
+  it('one --output check, naming the formats of the command', async () => {
+    expect((await run('verify', 'x', '--policy-file', policy, '-o', 'table')).stderr).toContain(
+      'signet verify: --output must be text, json or yaml, got "table"',
+    );
+    expect((await run('audit', '-f', policy, '--policy-file', policy, '-o', 'text')).stderr).toContain(
+      'signet audit: --output must be table, json or yaml, got "text"',
+    );
+    expect((await run('migrate', 'check', '-o', 'xml')).stderr).toContain(
+      'signet migrate: --output must be text, json or yaml, got "xml"',
+    );
+  });
+});
+
+describe('hints name flags the command has', () => {
+  const noCluster = { HOME: join(dir, 'no-home'), KUBECONFIG: '' };
+  async function withoutCluster(...argv: string[]) {
+    const saved = { HOME: process.env.HOME, KUBECONFIG: process.env.KUBECONFIG };
+    Object.assign(process.env, noCluster);
+    try {
+      return await run(...argv);
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  }
+  const flagsIn = (text: string) =>
+    [...text.matchAll(/(?<![\w-])(--?[a-z][a-z-]*)/g)].map((m) => m[1] as string);
+  const expectKnownFlags = (name: string, text: string) => {
+    const command = COMMANDS.find((c) => c.name === name) as CommandSpec;
+    const known = new Set(
+      command.flags.flatMap((f) => [
+        `--${f.name}`,
+        ...(f.short ? [`-${f.short}`] : []),
+        ...(f.aliases ?? []).map((a) => `--${a}`),
+      ]),
+    );
+    for (const named of flagsIn(text)) expect(known.has(named), `${name} names ${named}: ${text}`).toBe(true);
+  };
+
+  it('migrate check without a cluster points to --kubeconfig only', async () => {
+    const result = await withoutCluster('migrate', 'check');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'signet migrate: no cluster to talk to: give --kubeconfig, set KUBECONFIG, or run in a Pod with a ServiceAccount\n',
+    );
+    expectKnownFlags('migrate', result.stderr);
+    const policyFile = await run('migrate', 'check', '--policy-file', policy);
+    expect(policyFile.stderr).toContain(
+      'signet migrate: unknown flag --policy-file (a flag of serve, verify and audit, not of migrate)',
+    );
+  });
+
+  it('audit names what is missing, not what was given', async () => {
+    const policies = await withoutCluster('audit', '--policy-file', policy);
+    expect(policies.code).toBe(2);
+    expect(policies.stderr).toMatch(/no cluster to talk to: .* \(or audit manifests instead: -f PATH\)\n$/);
+    expectKnownFlags('audit', policies.stderr);
+    const manifests = await withoutCluster('audit', '-f', policy);
+    expect(manifests.stderr).toMatch(/\(or give the policies as files: --policy-file FILE\)\n$/);
+    const neither = await withoutCluster('audit');
+    expect(neither.stderr).toMatch(/\(or audit manifests without a cluster: -f PATH --policy-file FILE\)\n$/);
+    for (const result of [manifests, neither]) expectKnownFlags('audit', result.stderr);
+    const serve = await withoutCluster('serve', '--tls-self-managed');
+    expect(serve.stderr).toMatch(/\(or run from policy files: --policy-file FILE\)\n$/);
+    expectKnownFlags('serve', serve.stderr);
+  });
+
+  it('a mistyped action or shell gets a suggestion', async () => {
+    expect((await run('migrate', 'chek')).stderr).toContain('got "chek" (did you mean check?)');
+    expect((await run('completion', 'zhs')).stderr).toContain('got "zhs" (did you mean zsh?)');
+  });
+});
+
+describe('signet verify against a server that answers plain HTTP', () => {
+  it('exits 3 (could not be checked) and says the cause once, in words', async () => {
+    const { createServer: createHttpServer } = await import('node:http');
+    const server = createHttpServer((_, response) => response.writeHead(404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    const keyless = join(dir, 'keyless.yaml');
+    writeFileSync(
+      keyless,
+      'apiVersion: policy.sigstore.dev/v1beta1\nkind: ClusterImagePolicy\nmetadata: {name: signed}\nspec:\n  images: [{glob: "**"}]\n  authorities: [{keyless: {identities: [{issuer: https://issuer.example, subject: ci}]}}]\n',
+    );
+    try {
+      const digest = `sha256:${'0'.repeat(64)}`;
+      for (const image of [`${host}/app@${digest}`, `${host}/app:v1`]) {
+        const result = await run('verify', image, '--policy-file', keyless);
+        expect(result.code, result.stdout).toBe(3);
+        expect(result.stdout).not.toMatch(/SSL routines|wrong version number|openssl/i);
+        const said = result.stdout.split('answered plain HTTP to an HTTPS request').length - 1;
+        expect(said, result.stdout).toBe(1);
+        expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('DENIED (could not be checked)');
+      }
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("signet verify's exit code", () => {
+  it('is 1 when an object is denied by policy, else 3 when one could not be checked, else 0', async () => {
+    const { exitCodeOf } = await import('../../src/commands/verify.js');
+    const admitted = { allowed: true, result: 'pass' as const };
+    const warned = { allowed: true, result: 'infrastructure' as const };
+    const failed = { allowed: false, result: 'fail' as const };
+    const unchecked = { allowed: false, result: 'infrastructure' as const };
+    expect(exitCodeOf([admitted, warned])).toBe(0);
+    expect(exitCodeOf([admitted, unchecked])).toBe(3);
+    expect(exitCodeOf([unchecked, failed])).toBe(1);
+    expect(exitCodeOf([])).toBe(0);
   });
 });

@@ -79,14 +79,56 @@ describe('signet verify IMAGE', () => {
     expect(result.out.trimEnd().split('\n').at(-1)).toBe('ADMITTED');
   });
 
-  it("denies an unsigned image with the webhook's own deny line", async () => {
+  it("denies an unsigned image (exit 1), saying why once; the JSON has the webhook's own deny line", async () => {
     const result = await verify(unsigned, '--policy-file', policyFile);
     expect(result.code).toBe(1);
     expect(result.out).toContain('FAIL policy "release" (enforce)');
-    expect(result.out).toContain(
-      `denied: spec.containers[0].image ${unsigned}: policy "release" (enforce): no signature found`,
-    );
+    expect(result.out).toContain('authority "release-key": fail: no signature found');
+    expect(result.out.split('no signature found')).toHaveLength(2);
     expect(result.out.trimEnd().split('\n').at(-1)).toBe('DENIED');
+    const json = await verify(unsigned, '--policy-file', policyFile, '-o', 'json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.out).objects[0]).toMatchObject({
+      result: 'fail',
+      denials: [`spec.containers[0].image ${unsigned}: policy "release" (enforce): no signature found`],
+    });
+  });
+
+  it('exits 3 when the registry cannot be read: plain HTTP without --insecure-registry, or down', async () => {
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const code = await main(['verify', signedTag, '--policy-file', policyFile], { stdout, stderr });
+    expect(code).toBe(3);
+    expect(stdout.text).toContain(
+      `cannot pin ${signedTag} to a digest: registry ${host} repository team/app: ${host} answered plain HTTP`,
+    );
+    expect(stdout.text.split('answered plain HTTP')).toHaveLength(2);
+    expect(stdout.text).not.toMatch(/SSL routines|wrong version number/);
+    expect(stdout.text.trimEnd().split('\n').at(-1)).toBe('DENIED (could not be checked)');
+    const digest = await verify(`${host}/team/app@${signedDigest}`, '--policy-file', policyFile);
+    expect(digest.code).toBe(0);
+    const { createServer } = await import('node:net');
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const deadHost = `127.0.0.1:${(closed.address() as { port: number }).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const deadPolicy = join(runDir, 'dead-policy.yaml');
+    await writeFile(
+      deadPolicy,
+      (await readFile(policyFile, 'utf8')).replace(`${host}/team/**`, `${deadHost}/team/**`),
+    );
+    const dead = await main(
+      [
+        'verify',
+        `${deadHost}/team/app@${signedDigest}`,
+        '--policy-file',
+        deadPolicy,
+        '--insecure-registry',
+        deadHost,
+      ],
+      { stdout: new Capture(), stderr: new Capture() },
+    );
+    expect(dead).toBe(3);
   });
 
   it('denies an image no policy matches, as no-match-policy says', async () => {

@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
+import { describeCause } from '@signet/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchFetch } from '../../src/net/request.js';
 import { RegistryClient } from '../../src/registry/client.js';
@@ -106,6 +107,8 @@ describe('registries as clusters reach them', () => {
           'if it serves plain HTTP, add it to the insecure registries',
       );
       expect(error.message).not.toMatch(/SSL routines|openssl|wrong version/i);
+      // OpenSSL's text stays on the cause for logs, and is not repeated where the error is described.
+      expect(describeCause(error)).toBe(error.message);
       expect(attempts).toBe(1);
     });
   });
