@@ -204,6 +204,7 @@ export function helpText(command: CommandSpec): string {
 
 /** The README's Markdown table of `command`'s flags (without `--help`). */
 export function flagTable(command: CommandSpec): string {
+  if (command.flags.length === 0) return 'No flags besides `--help`.';
   const rows = command.flags.map((flag) => [
     `\`${label(flag)}\`${flag.multiple ? ' (repeatable)' : ''}`,
     flag.default === undefined ? '' : `\`${flag.default}\``,
