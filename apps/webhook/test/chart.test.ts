@@ -13,15 +13,16 @@ describe('the Helm chart', () => {
     expect(values.resources.limits).toBeDefined();
     expect(values.resources.requests).toBeDefined();
     expect(values.podDisruptionBudget.minAvailable).toBe(1);
-    const deployment = read('templates/deployment.yaml');
-    for (const needle of [
-      'runAsNonRoot: true',
-      'readOnlyRootFilesystem: true',
-      'allowPrivilegeEscalation: false',
-      'drop: ["ALL"]',
-    ]) {
-      expect(deployment).toContain(needle);
-    }
+    // The defaults (overridable, e.g. for OpenShift's restricted-v2; rendered in test/chart/options.test.ts).
+    expect(values.podSecurityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(values.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(read('templates/pdb.yaml')).toContain('kind: PodDisruptionBudget');
     // Rendered webhooks, PDB toggles and every other option: test/chart/*.test.ts.
   });

@@ -1,5 +1,26 @@
 {{- define "signet.fullname" -}}
-{{- printf "%s-webhook" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- .Values.fullnameOverride | default (printf "%s-webhook" .Release.Name) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- /* The ServiceAccount the Pods run as: the chart's, or an existing one (serviceAccount.create=false). */ -}}
+{{- define "signet.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "signet.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* registry/repository, then @digest when one is given, else :tag (default: the appVersion). */ -}}
+{{- define "signet.image" -}}
+{{- $image := .Values.image -}}
+{{- $repository := $image.repository -}}
+{{- with $image.registry }}{{ $repository = printf "%s/%s" (trimSuffix "/" .) $repository }}{{ end -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $repository $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repository ($image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "signet.labels" -}}

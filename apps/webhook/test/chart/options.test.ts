@@ -285,6 +285,62 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
     });
   });
 
+  it('image: a mirror registry and a digest; securityContexts overridable; an existing ServiceAccount; fullnameOverride', async () => {
+    const image = async (values: object) => container(await renderChart(major, values)) as unknown as { image: string };
+    expect((await image({})).image).toMatch(/^ghcr\.io\/signet-dev\/signet:\S+$/);
+    const digest = `sha256:${'a'.repeat(64)}`;
+    expect((await image({ image: { registry: 'mirror.internal:5000/hub', tag: 'v1', digest } })).image).toBe(
+      `mirror.internal:5000/hub/ghcr.io/signet-dev/signet@${digest}`,
+    );
+    expect((await image({ image: { repository: 'corp/signet', tag: 'v2' } })).image).toBe('corp/signet:v2');
+    expect(await renderError(major, { image: { digest: 'latest' } })).toContain('/image/digest');
+
+    const defaults = await renderChart(major);
+    const podContext = (objects: readonly K8sObject[]) =>
+      (pod(objects).spec as unknown as { securityContext?: Record<string, unknown> }).securityContext;
+    const containerContext = (objects: readonly K8sObject[]) =>
+      (container(objects) as unknown as { securityContext?: Record<string, unknown> }).securityContext;
+    expect(podContext(defaults)).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      fsGroup: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(containerContext(defaults)).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    // OpenShift restricted-v2: no fixed user or fsGroup.
+    const openshift = await renderChart(major, {
+      podSecurityContext: { runAsUser: null, runAsGroup: null, fsGroup: null },
+      securityContext: { runAsNonRoot: true },
+    });
+    expect(podContext(openshift)).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(containerContext(openshift)).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true });
+
+    const existing = await renderChart(major, { serviceAccount: { create: false, name: 'platform-signet' } });
+    expect(existing.some((o) => o.kind === 'ServiceAccount')).toBe(false);
+    expect(pod(existing).spec.serviceAccountName).toBe('platform-signet');
+    for (const binding of existing.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding'))
+      expect((binding as unknown as { subjects: { name: string }[] }).subjects[0]?.name).toBe('platform-signet');
+    const named = await renderChart(major, { serviceAccount: { name: 'signet-sa' } });
+    expect(only(named, 'ServiceAccount').metadata.name).toBe('signet-sa');
+    expect(pod(named).spec.serviceAccountName).toBe('signet-sa');
+
+    const renamed = await renderChart(major, { fullnameOverride: 'admission' });
+    expect(only(renamed, 'Deployment').metadata.name).toBe('admission');
+    expect(only(renamed, 'Service').metadata.name).toBe('admission');
+    expect(container(renamed).args).toContain('--service-name=admission');
+    const hooks = only<{ webhooks: { clientConfig: { service?: { name: string } } }[] }>(
+      renamed,
+      'ValidatingWebhookConfiguration',
+    ).webhooks;
+    for (const hook of hooks) expect(hook.clientConfig.service?.name).toBe('admission');
+    expect(await renderError(major, { fullnameOverride: 'Not_A_Name' })).toContain('/fullnameOverride');
+  });
+
   it('CRDs: the files, as templates that helm upgrade upgrades, kept on uninstall; none with installCRDs=false', async () => {
     const crds = (await renderChart(major)).filter(
       (o) => o.kind === 'CustomResourceDefinition' && o.metadata.name.endsWith('.policy.sigstore.dev'),
