@@ -65,6 +65,7 @@ export class SignetMetrics {
   readonly ready: Gauge;
   readonly statusWrites: Counter<'kind' | 'result'>;
   readonly statusLeader: Gauge;
+  readonly servingCertificateExpiry: Gauge;
   readonly buildInfo: Gauge<'version' | 'revision' | 'node'>;
   /** Bounds the `namespace` label of {@link namespaceAdmissions}. */
   readonly namespaceLabel: BoundedLabel;
@@ -172,6 +173,11 @@ export class SignetMetrics {
     this.statusLeader = new Gauge({
       name: 'signet_status_leader',
       help: '1 on the replica that holds the status Lease and writes policy status, else 0.',
+      registers,
+    });
+    this.servingCertificateExpiry = new Gauge({
+      name: 'signet_serving_certificate_expiry_timestamp_seconds',
+      help: 'When the serving certificate the admission port presents expires (Unix time); set each time one is installed (at start, on renewal or a changed file).',
       registers,
     });
     this.buildInfo = new Gauge({

@@ -31,7 +31,12 @@ import { policyValidator } from './policy/policy-validation.js';
 import { createRefreshedInputs } from './policy/refreshed-inputs.js';
 import type { RegistrySettings } from './registry-settings.js';
 import { type RunningServers, startServers } from './server.js';
-import { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
+import {
+  type CertificatePair,
+  CertificateWatcher,
+  certificateExpirySeconds,
+  readCertificatePair,
+} from './tls.js';
 import { version } from './version.js';
 
 /** What admission needs, without servers: `signet serve` puts it behind HTTPS, `signet verify` calls it. */
@@ -240,7 +245,15 @@ export async function startSignet(
   });
 
   let servers: RunningServers | undefined;
-  const onCertificate = (pair: CertificatePair) => servers?.setCertificate(pair);
+  // The expiry metric is set where a certificate is put in the server (an expired one with
+  // failurePolicy Fail blocks every covered write): here on rotation, and below at start.
+  const servingCertificateExpiry = (pair: CertificatePair) =>
+    metrics.servingCertificateExpiry.set(certificateExpirySeconds(pair.cert));
+  const onCertificate = (pair: CertificatePair) => {
+    if (servers === undefined) return;
+    servers.setCertificate(pair);
+    servingCertificateExpiry(pair);
+  };
   let certificate: CertificatePair;
   let watcher: CertificateWatcher | undefined;
   let selfManaged: SelfManagedTls | undefined;
@@ -285,6 +298,7 @@ export async function startSignet(
     metrics,
     bodyLimitBytes: config.maxRequestBytes,
   });
+  servingCertificateExpiry(certificate);
   const started = startServers({
     admissionApp: admissionApp.listener,
     opsApp: createOpsApp(metrics, { ready: readiness }),

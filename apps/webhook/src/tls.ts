@@ -9,6 +9,11 @@ export interface CertificatePair {
   readonly key: string;
 }
 
+/** When a PEM certificate (the first of a chain) expires, in Unix seconds. */
+export function certificateExpirySeconds(pem: string): number {
+  return Date.parse(new X509Certificate(pem).validTo) / 1000;
+}
+
 /** Reads and checks a certificate/key pair: a clear error instead of a TLS handshake failure later. */
 export function readCertificatePair(certFile: string, keyFile: string): CertificatePair {
   const cert = readFileSync(certFile, 'utf8');

@@ -3,7 +3,7 @@
 // timeout), and a port nobody listens on (unreachable). Expected conditions (denials, dead
 // registries) are logged without stack traces; a review that denies and warns logs both.
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +119,36 @@ const metric = async (name: string) => metrics.registry.getSingleMetricAsString(
 const admissionLines = () => logs.lines.filter((line) => line.msg === 'admission');
 
 describe('metrics', () => {
+  it("reports the serving certificate's expiry at start and again when the certificate is replaced", async () => {
+    const expiry = async () =>
+      Number(
+        /^signet_serving_certificate_expiry_timestamp_seconds (\S+)$/m.exec(
+          await metric('signet_serving_certificate_expiry_timestamp_seconds'),
+        )?.[1],
+      );
+    const near = async (seconds: number) => {
+      const deadline = Date.now() + 20_000;
+      while (Math.abs((await expiry()) - seconds) > 600 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      return Math.abs((await expiry()) - seconds);
+    };
+    const inOneDay = Date.now() / 1000 + 86_400;
+    expect(await near(inOneDay)).toBeLessThan(600);
+    const original = {
+      cert: await readFile(join(dir, 'tls.crt'), 'utf8'),
+      key: await readFile(join(dir, 'tls.key'), 'utf8'),
+    };
+    const authority = await createCertificateAuthority('signet-observability-renewed', 10);
+    const renewed = await issueServingCertificate(authority, ['127.0.0.1'], 10);
+    await writeFile(join(dir, 'tls.key'), renewed.key);
+    await writeFile(join(dir, 'tls.crt'), renewed.cert);
+    expect(await near(Date.now() / 1000 + 10 * 86_400)).toBeLessThan(600);
+    // Back to the certificate the other tests' clients trust.
+    await writeFile(join(dir, 'tls.key'), original.key);
+    await writeFile(join(dir, 'tls.crt'), original.cert);
+    expect(await near(inOneDay)).toBeLessThan(600);
+  }, 60_000);
+
   it("counts a review's deadline cutting a registry call as a timeout, never as aborted", async () => {
     const answer = await validate(podReview('apps', [`${hangHost}/app@${digest}`]), '2s');
     expect(answer.allowed).toBe(false);

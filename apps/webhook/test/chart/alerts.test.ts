@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { ensureTools, runCommand } from '@signet/testbed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { AuditMetrics } from '../../src/audit/audit-metrics.js';
 import { SignetMetrics } from '../../src/metrics.js';
 import { CHART_DIR, NAMESPACE, only, RELEASE, renderChart } from './render.js';
 
@@ -47,15 +48,18 @@ afterAll(async () => {
 const promtoolRun = (args: readonly string[]) =>
   runCommand(promtool, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 60_000, cwd: dir });
 
+const DAY = 86_400;
 const job = `job="${RELEASE}-webhook", namespace="${NAMESPACE}"`;
 const series = (name: string, labels: string, values: string) => ({
   series: `${name}{${job}${labels ? `, ${labels}` : ''}}`,
   values,
 });
+/** Alerts that page: every covered write is refused (or about to be). */
+const CRITICAL = new Set(['SignetDown', 'SignetServingCertificateExpiring']);
 const firing = (alertname: string, at: string, labels: Record<string, string> = {}) => ({
   eval_time: at,
   alertname,
-  exp_alerts: [{ exp_labels: { severity: alertname === 'SignetDown' ? 'critical' : 'warning', ...labels } }],
+  exp_alerts: [{ exp_labels: { severity: CRITICAL.has(alertname) ? 'critical' : 'warning', ...labels } }],
 });
 const quiet = (alertname: string, at: string) => ({ eval_time: at, alertname, exp_alerts: [] });
 
@@ -78,6 +82,12 @@ const CASES: Record<string, { input_series: object[]; alert_rule_test: object[] 
       series('signet_verification_duration_seconds_bucket', 'le="0.1"', '0+60x180'),
       series('signet_verification_duration_seconds_bucket', 'le="+Inf"', '0+60x180'),
       series('signet_registry_errors_total', 'class="cancelled"', '0+600x180'),
+      series('signet_kms_keys_stale', 'pod="a"', '0x180'),
+      series('signet_trust_roots_stale', 'pod="a"', '0x180'),
+      // Expires in 90 days; scans every hour, the last one just now; up for the whole run.
+      series('signet_serving_certificate_expiry_timestamp_seconds', 'pod="a"', `${90 * DAY}x180`),
+      series('signet_audit_last_scan_timestamp_seconds', 'pod="a"', '0+60x180'),
+      series('signet_process_start_time_seconds', 'pod="a"', '0x180'),
     ],
     alert_rule_test: [
       'SignetDown',
@@ -87,7 +97,53 @@ const CASES: Record<string, { input_series: object[]; alert_rule_test: object[] 
       'SignetRegistryErrors',
       'SignetVerificationSlow',
       'SignetPolicyInvalid',
+      'SignetKmsKeysStale',
+      'SignetTrustRootsStale',
+      'SignetServingCertificateExpiring',
+      'SignetAuditScanStale',
     ].map((name) => quiet(name, '170m')),
+  },
+  'KMS keys served stale for an hour': {
+    input_series: [series('signet_kms_keys_stale', 'pod="a"', '2x90')],
+    alert_rule_test: [quiet('SignetKmsKeysStale', '50m'), firing('SignetKmsKeysStale', '70m')],
+  },
+  'KMS keys stale for a while, then fetched again': {
+    input_series: [series('signet_kms_keys_stale', 'pod="a"', '1x40 0x50')],
+    alert_rule_test: [quiet('SignetKmsKeysStale', '30m'), quiet('SignetKmsKeysStale', '80m')],
+  },
+  'trust roots served stale for six hours': {
+    input_series: [series('signet_trust_roots_stale', 'pod="a"', '1x420')],
+    alert_rule_test: [quiet('SignetTrustRootsStale', '5h'), firing('SignetTrustRootsStale', '6h30m')],
+  },
+  'the serving certificate expires within a week': {
+    // Replica a renewed (expires in 60 days), replica b still presents one expiring in 3 days.
+    input_series: [
+      series('signet_serving_certificate_expiry_timestamp_seconds', 'pod="a"', `${60 * DAY}x30`),
+      series('signet_serving_certificate_expiry_timestamp_seconds', 'pod="b"', `${3 * DAY}x30`),
+    ],
+    alert_rule_test: [quiet('SignetServingCertificateExpiring', '5m'), firing('SignetServingCertificateExpiring', '20m')],
+  },
+  'the serving certificate is renewed in time': {
+    input_series: [series('signet_serving_certificate_expiry_timestamp_seconds', 'pod="a"', `${8 * DAY}x30`)],
+    alert_rule_test: [quiet('SignetServingCertificateExpiring', '25m')],
+  },
+  'the background scan stopped completing': {
+    // The last scan finished at minute 1; Signet has run since minute 0.
+    input_series: [
+      series('signet_audit_last_scan_timestamp_seconds', 'pod="a"', '60x300'),
+      series('signet_audit_last_scan_timestamp_seconds', 'pod="b"', '0x300'),
+      series('signet_process_start_time_seconds', 'pod="a"', '0x300'),
+      series('signet_process_start_time_seconds', 'pod="b"', '0x300'),
+    ],
+    alert_rule_test: [quiet('SignetAuditScanStale', '2h'), firing('SignetAuditScanStale', '4h')],
+  },
+  'no scan yet, but the replicas started recently': {
+    // A rollout at 3h: both replicas are new, the first scan has not finished yet.
+    input_series: [
+      series('signet_audit_last_scan_timestamp_seconds', 'pod="c"', '0x300'),
+      series('signet_process_start_time_seconds', 'pod="c"', `${3 * 3600}x300`),
+    ],
+    alert_rule_test: [quiet('SignetAuditScanStale', '4h')],
   },
   'not ready': {
     input_series: [series('up', 'pod="a"', '1x30'), series('signet_ready', 'pod="a"', '0x30')],
@@ -185,6 +241,7 @@ describe('the Grafana dashboard', () => {
 
   it('and the alerts name only metrics Signet exports', async () => {
     const metrics = new SignetMetrics({ build: { version: '0.0.0' } });
+    new AuditMetrics(metrics.registry);
     const families = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name);
     const exported = new Set(
       families.flatMap((name) => [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]).concat('up'),
