@@ -239,7 +239,26 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
       'SignetRegistryErrors',
       'SignetVerificationSlow',
       'SignetPolicyInvalid',
+      'SignetKmsKeysStale',
+      'SignetTrustRootsStale',
+      'SignetServingCertificateExpiring',
+      'SignetAuditScanStale',
     ]);
+    // The stale-scan alert only where there is a background scan.
+    const noAudit = await renderChart(major, {
+      audit: { enabled: false },
+      metrics: { prometheusRule: { enabled: true, staleKmsKeysFor: '2h', certificateExpiryWarningSeconds: 86400 } },
+    });
+    const rules = only<{ spec: { groups: { rules: { alert: string; expr: string; for: string }[] }[] } }>(
+      noAudit,
+      'PrometheusRule',
+    ).spec.groups[0]?.rules;
+    expect(rules?.map((r) => r.alert)).not.toContain('SignetAuditScanStale');
+    expect(rules?.find((r) => r.alert === 'SignetKmsKeysStale')?.for).toBe('2h');
+    expect(rules?.find((r) => r.alert === 'SignetServingCertificateExpiring')?.expr).toMatch(/< 86400$/);
+    expect(await renderError(major, { metrics: { prometheusRule: { staleTrustRootsFor: 'six hours' } } })).toContain(
+      '/metrics/prometheusRule/staleTrustRootsFor',
+    );
     const dashboard = only<{ metadata: K8sObject['metadata']; data: Record<string, string> }>(
       objects,
       'ConfigMap',
