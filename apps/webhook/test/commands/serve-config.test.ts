@@ -41,6 +41,14 @@ describe('signet serve flags', () => {
       opsHost: '127.0.0.1',
       policyFiles: [],
     });
+    expect(
+      serveConfigFrom(
+        { 'tls-self-managed': true, 'signet-namespace': 'ops', kubeconfig: 'k', context: 'prod' },
+        {
+          POD_NAMESPACE: 'sig',
+        },
+      ),
+    ).toMatchObject({ namespace: 'ops', kubeconfig: 'k', context: 'prod' });
     expect(serveConfigFrom({ 'tls-self-managed': true }, {}).tls).toEqual({
       mode: 'self-managed',
       secretName: 'signet-webhook-tls',
@@ -52,6 +60,7 @@ describe('signet serve flags', () => {
     [{ ...files, port: '70000' }, '--port must be a port number, got "70000"'],
     [{ ...files, 'ops-port': 'x' }, '--ops-port must be a port number, got "x"'],
     [{ ...files, 'policy-file': ['p'], kubeconfig: 'k' }, '--policy-file and --kubeconfig are exclusive'],
+    [{ ...files, 'policy-file': ['p'], context: 'c' }, '--policy-file and --context are exclusive'],
     [{}, 'TLS is required'],
     [{ 'tls-cert-file': 'c' }, 'TLS is required'],
     [
