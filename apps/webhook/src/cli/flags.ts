@@ -58,6 +58,7 @@ interface Token {
   readonly rawName?: string;
   readonly value?: string | undefined;
   readonly inlineValue?: boolean | undefined;
+  readonly index?: number;
 }
 
 type ParseArgsOptions = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
@@ -118,7 +119,7 @@ export function parseCommandLine(
     if (token.kind !== 'option') continue;
     const flag = canonical.get(token.name ?? '');
     const raw = token.rawName ?? `--${token.name}`;
-    if (flag === undefined) throw unknownFlag(raw, command, context);
+    if (flag === undefined) throw unknownFlag(spelledAs(raw, args[token.index ?? -1]), command, context);
     checkValue(flag, token, raw);
     if (flag.deprecatedAliases?.includes(token.name ?? ''))
       warnings.push(`${raw} is deprecated; use --${flag.name}`);
@@ -127,17 +128,20 @@ export function parseCommandLine(
   return { values, positionals: parsed.positionals, warnings };
 }
 
+/**
+ * How the user wrote an unknown flag: `-policy-file` (Go's single-dash spelling, as
+ * policy-controller's flags are written) is read by parseArgs as a group of short flags, of which
+ * `-p` is the unknown one; the whole word is what to suggest a correction for.
+ */
+function spelledAs(raw: string, arg: string | undefined): string {
+  if (arg === undefined || arg.startsWith('--') || !/^-[A-Za-z][A-Za-z0-9-]+/.test(arg)) return raw;
+  return arg.split('=')[0] as string;
+}
+
 function unknownFlag(raw: string, command: CommandSpec, context: ParseContext): UsageError {
-  const dashes = raw.startsWith('--') ? '--' : '-';
-  const word = raw.slice(dashes.length);
-  const names = flagsOf(command).flatMap((f) => [
-    ...spellings(f).map((n) => `--${n}`),
-    ...(f.short ? [`-${f.short}`] : []),
-  ]);
-  const suggestion = didYouMean(
-    `--${word}`,
-    names.filter((n) => n.startsWith('--')),
-  );
+  const word = raw.replace(/^--?/, '');
+  const names = flagsOf(command).flatMap((f) => spellings(f).map((n) => `--${n}`));
+  const suggestion = didYouMean(`--${word}`, names);
   if (suggestion !== '') return new UsageError(`unknown flag ${raw}${suggestion}`);
   const owners = (context.commands ?? [])
     .filter((c) => c !== command && c.flags.some((f) => spellings(f).includes(word)))

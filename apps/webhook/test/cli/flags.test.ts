@@ -71,6 +71,9 @@ describe('parseCommandLine', () => {
     );
     expect(usageError(['--zzz'])).toBe('unknown flag --zzz');
     expect(usageError(['-x'])).toBe('unknown flag -x');
+    // Go's single-dash spelling (policy-controller's flags), read by parseArgs as short flags.
+    expect(usageError(['-policy-file', 'p'])).toBe('unknown flag -policy-file (did you mean --policy-file?)');
+    expect(usageError(['-quiet'])).toBe('unknown flag -quiet (did you mean --quiet?)');
     expect(usageError(['--output'])).toBe('--output needs a value (FORMAT)');
     expect(usageError(['--output', '-q'])).toBe(
       '--output needs a value, got the flag -q (if that is the value, write --output=-q)',
