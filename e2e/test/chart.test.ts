@@ -273,7 +273,19 @@ describe('the Helm chart on a real API server', () => {
         annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::123456789012:role/signet' },
       },
     };
-    for (const values of [everything, { replicaCount: 1, installCRDs: false, tuf: { mirror: '' } }]) {
+    // OpenShift's restricted-v2 (no fixed user or fsGroup), an existing ServiceAccount, a mirror and a digest.
+    const restricted = {
+      tuf: { mirror: '' },
+      fullnameOverride: 'admission',
+      image: { registry: 'mirror.internal:5000', digest: `sha256:${'a'.repeat(64)}` },
+      podSecurityContext: { runAsUser: null, runAsGroup: null, fsGroup: null },
+      serviceAccount: { create: false, name: 'default' },
+    };
+    for (const values of [
+      everything,
+      { replicaCount: 1, installCRDs: false, tuf: { mirror: '' } },
+      restricted,
+    ]) {
       const file = join(c.runDir, 'dry-run-values.json');
       await writeFile(file, JSON.stringify(values));
       const { text, objects } = await template(['-f', file]);
