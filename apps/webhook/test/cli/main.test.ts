@@ -169,6 +169,15 @@ describe('signet migrate', () => {
       kubeconfig,
       'apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n',
     );
+    // --context reaches the kubeconfig loader (migrate, audit and serve alike).
+    for (const argv of [
+      ['migrate', 'check'],
+      ['audit', '--policy-file', policy],
+      ['serve', '--tls-self-managed'],
+    ]) {
+      const other = await run(...argv, '--kubeconfig', kubeconfig, '--context', 'staging');
+      expect(other.stderr, argv.join(' ')).toContain(`${kubeconfig}: no context named "staging"`);
+    }
     const result = await run('migrate', 'check', '--kubeconfig', kubeconfig);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
