@@ -255,36 +255,6 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
     );
   });
 
-  it('NetworkPolicy: admission port from the listed peers (default anywhere), metrics port only from its peers', async () => {
-    expect((await renderChart(major)).some((o) => o.kind === 'NetworkPolicy')).toBe(false);
-    const open = only<{ spec: { ingress: Record<string, unknown>[] } }>(
-      await renderChart(major, { networkPolicy: { enabled: true } }),
-      'NetworkPolicy',
-    );
-    expect(open.spec.ingress).toEqual([{ ports: [{ port: 'https', protocol: 'TCP' }] }]);
-    const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
-    const closed = only<{ spec: Record<string, unknown> }>(
-      await renderChart(major, {
-        networkPolicy: { enabled: true, webhookFrom: [{ ipBlock: { cidr: '10.0.0.0/28' } }], metricsFrom: [monitoring] },
-      }),
-      'NetworkPolicy',
-    );
-    expect(closed.spec).toEqual({
-      podSelector: {
-        matchLabels: {
-          'app.kubernetes.io/name': 'signet',
-          'app.kubernetes.io/instance': RELEASE,
-          'app.kubernetes.io/component': 'admission-webhook',
-        },
-      },
-      policyTypes: ['Ingress'],
-      ingress: [
-        { ports: [{ port: 'https', protocol: 'TCP' }], from: [{ ipBlock: { cidr: '10.0.0.0/28' } }] },
-        { ports: [{ port: 'ops', protocol: 'TCP' }], from: [monitoring] },
-      ],
-    });
-  });
-
   it('CRDs: the files, as templates that helm upgrade upgrades, kept on uninstall; none with installCRDs=false', async () => {
     const crds = (await renderChart(major)).filter(
       (o) => o.kind === 'CustomResourceDefinition' && o.metadata.name.endsWith('.policy.sigstore.dev'),
