@@ -179,6 +179,9 @@ describe('the NetworkPolicy in the chart NOTES (helm4)', () => {
     );
     expect(restricted).toContain('every covered write is refused (failurePolicy Fail)');
     expect(restricted).toContain(
+      'NotFound ("the server could not find the requested resource") is Signet\'s own answer, so reachable; "error trying to reach service" means blocked.',
+    );
+    expect(restricted).toContain(
       `kubectl get --raw "/api/v1/namespaces/${NAMESPACE}/pods/https:\${pod#pod/}:8443/proxy/"`,
     );
     const open = await notes({
