@@ -253,7 +253,8 @@ describe('the Helm chart on a real API server', () => {
       },
       networkPolicy: {
         enabled: true,
-        webhookFrom: [{ ipBlock: { cidr: '10.0.0.0/8' } }],
+        apiServerCIDRs: ['172.18.0.2/32', 'fd00:10::2/128'],
+        webhookFrom: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }],
         metricsFrom: [
           { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
         ],

@@ -5,6 +5,13 @@ import { startAdmissionProbe } from '../src/kind/admission-probe.ts';
 import { type KindCluster, startKindCluster } from '../src/kind/kind-cluster.ts';
 import { type KindTestImages, prepareKindTestImages } from '../src/kind/kind-images.ts';
 import {
+  clientPods,
+  kindNodes,
+  setNetworkPolicy,
+  spreadSignet,
+  waitForNetworkPolicyAgent,
+} from '../src/kind/kind-network-policy.ts';
+import {
   deployKindSignet,
   type KindSignet,
   SIGNET_DEPLOYMENT,
@@ -12,6 +19,7 @@ import {
 } from '../src/kind/kind-signet.ts';
 import { freePortInRange } from '../src/kind/ports.ts';
 import { kindUnavailableReason } from '../src/kind/preflight.ts';
+import { blocked, type PodRef, reachFromApiServer, reachFromPod } from '../src/kind/reachability.ts';
 import { type NaiveWebhook, startNaiveWebhook } from '../src/naive-webhook.ts';
 import { createNamespace, deniedByWebhook, must, poll } from '../src/scenarios/kube.ts';
 import { keyPolicy } from '../src/scenarios/policies.ts';
@@ -50,6 +58,8 @@ interface PodStatus {
 }
 
 const digestOf = (reference: string) => reference.slice(reference.indexOf('@') + 1);
+/** Signet's admission port on its Pods (the Service's 443). */
+const ADMISSION_PORT = 8443;
 
 // Defined only when it must fail, so a normal run does not count a skipped test for it.
 if (required && unavailable !== undefined) {
@@ -211,6 +221,152 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
       expect(clientConfig?.service).toMatchObject({ name: SIGNET_DEPLOYMENT, namespace: SIGNET_NAMESPACE });
       expect(clientConfig?.caBundle?.length ?? 0).toBeGreaterThan(100);
       log(`signet: replicas on ${replicas.map((p) => p.spec.nodeName).join(', ')}`);
+    });
+
+    it("NetworkPolicy: the admission port answers the API server's address only; nothing wedges", async () => {
+      // kube-router's firewall (in the node image beside kindnetd) enforces NetworkPolicy. Every
+      // reachability check opens a new connection: a policy decides at connect time.
+      const started = Date.now();
+      const cluster = kind();
+      await waitForNetworkPolicyAgent(cluster);
+      const nodes = await kindNodes(cluster);
+      const controlPlane = nodes.find((n) => n.controlPlane);
+      const worker = nodes.find((n) => !n.controlPlane);
+      if (!controlPlane || !worker)
+        throw new Error(`expected a control-plane and a worker node: ${JSON.stringify(nodes)}`);
+      // A replica on each node: the one beside the API server is always reachable by it (traffic
+      // from a Pod's own node is always allowed), so only the worker's proves the list right or wrong.
+      const replicas = await spreadSignet(cluster, [controlPlane.name, worker.name]);
+      const onWorker = replicas.find((r) => r.node === worker.name);
+      const besideApiServer = replicas.find((r) => r.node === controlPlane.name);
+      if (!onWorker || !besideApiServer) throw new Error(`replicas not spread: ${JSON.stringify(replicas)}`);
+      const service = await cluster.getJson<{ spec: { clusterIP: string } }>([
+        'service',
+        SIGNET_DEPLOYMENT,
+        '-n',
+        SIGNET_NAMESPACE,
+      ]);
+      const targets = [
+        { what: `replica ${onWorker.name} (worker)`, host: onWorker.ip, port: ADMISSION_PORT },
+        {
+          what: `replica ${besideApiServer.name} (control plane)`,
+          host: besideApiServer.ip,
+          port: ADMISSION_PORT,
+        },
+        { what: 'the Service', host: service.spec.clusterIP, port: 443 },
+      ];
+      const clientNamespace = 'netpol-clients';
+      await createNamespace(cluster, clientNamespace);
+      const clients = await clientPods(cluster, clientNamespace, images.signed, [
+        controlPlane.name,
+        worker.name,
+      ]);
+      const fromClients = async () =>
+        Promise.all(
+          clients.flatMap((client) =>
+            targets.map(async (target) => ({
+              path: `${client.name} -> ${target.what}`,
+              result: await reachFromPod(cluster, client, target.host, target.port),
+            })),
+          ),
+        );
+      const answered = /no such endpoint: GET \//;
+      const fromApiServer = (pod: PodRef) => reachFromApiServer(cluster, pod, ADMISSION_PORT, answered);
+      try {
+        // Control: without a policy every Pod reaches the admission port (the test can fail).
+        for (const { path, result } of await fromClients())
+          expect(result.reach, `${path}: ${result.output}`).toBe('connected');
+
+        // (c) A wrong list (TEST-NET-1): the API server cannot open a connection to the worker's
+        // replica; the replica beside it still answers, which hides the mistake from half the calls.
+        await setNetworkPolicy(cluster, deployed(), { enabled: true, apiServerCIDRs: ['192.0.2.1/32'] });
+        await poll('the policy enforced for every client', 30_000, async () => {
+          const open = (await fromClients()).filter(({ result }) => !blocked(result));
+          return open.length === 0
+            ? true
+            : open.map(({ path, result }) => `${path}: ${result.reach}`).join('; ');
+        });
+        const wrongWorker = await fromApiServer(onWorker);
+        expect(blocked(wrongWorker), `API server -> ${onWorker.name}: ${wrongWorker.output}`).toBe(true);
+        const wrongLocal = await fromApiServer(besideApiServer);
+        expect(wrongLocal.reach, `API server -> ${besideApiServer.name}: ${wrongLocal.output}`).toBe(
+          'connected',
+        );
+        log(
+          `netpol: wrong list: API server -> worker replica ${wrongWorker.reach} (${wrongWorker.output.split('\n').pop()})`,
+        );
+
+        // The right list: the control-plane node's address, where the API server runs.
+        await setNetworkPolicy(cluster, deployed(), {
+          enabled: true,
+          apiServerCIDRs: [`${controlPlane.ip}/32`],
+        });
+        await poll('the API server to reach the worker replica', 30_000, async () => {
+          const result = await fromApiServer(onWorker);
+          return result.reach === 'connected' ? true : `${result.reach}: ${result.output}`;
+        });
+        expect((await fromApiServer(besideApiServer)).reach).toBe('connected');
+        // (b) No Pod, in any namespace or on any node, reaches it.
+        for (const { path, result } of await fromClients())
+          expect(blocked(result), `${path}: ${result.output}`).toBe(true);
+
+        // (a) Admissions: Signet admits a signed Pod and denies an unsigned one; a scale-down passes.
+        const namespace = 'netpol';
+        await createNamespace(cluster, namespace, { [INCLUDE_LABEL]: 'true' });
+        await deploy(namespace, 'steady', images.signed);
+        must(
+          await cluster.kubectl([
+            'run',
+            'signed',
+            '-n',
+            namespace,
+            `--image=${images.signed}`,
+            '--restart=Never',
+          ]),
+        );
+        const unsigned = await cluster.kubectl([
+          'run',
+          'unsigned',
+          '-n',
+          namespace,
+          `--image=${images.unsigned}`,
+          '--restart=Never',
+        ]);
+        expect(deniedByWebhook(unsigned), unsigned.stderr).toBe(true);
+        expect(unsigned.stderr).toContain(KEY_POLICY);
+        must(await cluster.kubectl(['scale', 'deployment/steady', '--replicas=1', '-n', namespace]));
+        must(
+          await cluster.kubectl(
+            ['rollout', 'status', 'deployment/steady', '-n', namespace, '--timeout=60s'],
+            {
+              timeoutMs: 70_000,
+            },
+          ),
+        );
+        await poll('the old Pod of steady gone', 60_000, async () => {
+          const left = await pods(namespace, 'app=steady');
+          return left.length === 1 ? true : `${left.length} Pods`;
+        });
+        const scaleDowns = (await deployed().admissions()).filter(
+          (a) => a.namespace === namespace && a.kind === 'ReplicaSet' && a.rule === 'scale-down',
+        );
+        expect(scaleDowns.length, 'the controller scale-down reached Signet').toBeGreaterThan(0);
+        expect(scaleDowns.every((a) => a.decision === 'allowed')).toBe(true);
+      } finally {
+        // Off again (the default): every Pod reaches the admission port as before.
+        await setNetworkPolicy(cluster, deployed(), { enabled: false, apiServerCIDRs: [] });
+      }
+      expect(
+        (await cluster.getJson<{ items: unknown[] }>(['networkpolicies', '-n', SIGNET_NAMESPACE])).items,
+      ).toEqual([]);
+      await poll('every client to reach the admission port again', 30_000, async () => {
+        const closed = (await fromClients()).filter(({ result }) => result.reach !== 'connected');
+        return closed.length === 0
+          ? true
+          : closed.map(({ path, result }) => `${path}: ${result.reach}`).join('; ');
+      });
+      await cluster.kubectl(['delete', 'namespace', clientNamespace, '--wait=false']);
+      log(`netpol: done in ${Math.round((Date.now() - started) / 1000)}s`);
     });
 
     it('the seed: the rollout to the signed image completes; the containers run the signed digest', async () => {

@@ -60,6 +60,7 @@ const KIND_ONLY: ReadonlySet<string> = new Set([
   'coredns',
   'pause',
   'kindnetd',
+  'kube-router',
   'oci-runtime-wrapper',
 ]);
 
@@ -230,6 +231,17 @@ export const TOOL_TABLE = [
     packagePath: '.',
     ldflags: [],
   },
+  {
+    // The kind node's NetworkPolicy enforcement: kube-router's firewall alone (iptables and ipset;
+    // no routing, no service proxy). kind's own kindnet embeds kube-network-policies, which queues
+    // packets with nftables' `queue` statement; these machines' kernels lack nft_queue.
+    name: 'kube-router',
+    moduleDir: 'kube-router',
+    module: 'github.com/cloudnativelabs/kube-router/v2',
+    version: 'v2.1.0',
+    packagePath: 'github.com/cloudnativelabs/kube-router/v2/cmd/kube-router',
+    ldflags: ['-X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v2.1.0'],
+  },
 ] as const satisfies readonly ToolSpec[];
 
 export type ToolName = (typeof TOOL_TABLE)[number]['name'];
@@ -248,6 +260,7 @@ export const KIND_TOOL_NAMES = [
   'coredns',
   'pause',
   'kindnetd',
+  'kube-router',
   'oci-runtime-wrapper',
   'etcd',
   'kube-apiserver',

@@ -274,36 +274,6 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
     );
   });
 
-  it('NetworkPolicy: admission port from the listed peers (default anywhere), metrics port only from its peers', async () => {
-    expect((await renderChart(major)).some((o) => o.kind === 'NetworkPolicy')).toBe(false);
-    const open = only<{ spec: { ingress: Record<string, unknown>[] } }>(
-      await renderChart(major, { networkPolicy: { enabled: true } }),
-      'NetworkPolicy',
-    );
-    expect(open.spec.ingress).toEqual([{ ports: [{ port: 'https', protocol: 'TCP' }] }]);
-    const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
-    const closed = only<{ spec: Record<string, unknown> }>(
-      await renderChart(major, {
-        networkPolicy: { enabled: true, webhookFrom: [{ ipBlock: { cidr: '10.0.0.0/28' } }], metricsFrom: [monitoring] },
-      }),
-      'NetworkPolicy',
-    );
-    expect(closed.spec).toEqual({
-      podSelector: {
-        matchLabels: {
-          'app.kubernetes.io/name': 'signet',
-          'app.kubernetes.io/instance': RELEASE,
-          'app.kubernetes.io/component': 'admission-webhook',
-        },
-      },
-      policyTypes: ['Ingress'],
-      ingress: [
-        { ports: [{ port: 'https', protocol: 'TCP' }], from: [{ ipBlock: { cidr: '10.0.0.0/28' } }] },
-        { ports: [{ port: 'ops', protocol: 'TCP' }], from: [monitoring] },
-      ],
-    });
-  });
-
   it('image: a mirror registry and a digest; securityContexts overridable; an existing ServiceAccount; fullnameOverride', async () => {
     const image = async (values: object) => container(await renderChart(major, values)) as unknown as { image: string };
     expect((await image({})).image).toMatch(/^ghcr\.io\/signet-dev\/signet:\S+$/);

@@ -2,7 +2,9 @@
 // tests because kind's own kindnetd is not served by the Go module proxy. On every node (a
 // host-network DaemonSet with NET_ADMIN) it
 //   - writes the CNI configuration for the node's Pod CIDR: ptp veth pairs with host-local
-//     addresses, masquerading traffic that leaves the node's Pod CIDR, and portmap;
+//     addresses, masquerading only traffic that leaves the cluster's Pod subnet (POD_SUBNET, as
+//     kind's kindnetd: Pod-to-Pod traffic keeps its source address, so NetworkPolicy peers that
+//     select Pods or namespaces, and ipBlocks of node addresses, mean what they say), and portmap;
 //   - keeps a route to every other node's Pod CIDR through that node's InternalIP, so Pods
 //     (and the API server, for webhooks) reach Pods on other nodes, and marks the addresses of
 //     its own Pod CIDR that no Pod has unreachable.
@@ -19,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -54,16 +57,41 @@ func main() {
 	if err != nil {
 		log.Fatalf("Kubernetes client: %v", err)
 	}
-	log.Printf("kindnetd on node %s, API server %s", nodeName, config.Host)
+	clusterSubnets, err := parseSubnets(os.Getenv("POD_SUBNET"))
+	if err != nil {
+		log.Fatalf("POD_SUBNET: %v", err)
+	}
+	log.Printf("kindnetd on node %s, API server %s, cluster Pod subnet %v", nodeName, config.Host, clusterSubnets)
 	for {
-		if err := sync(client, nodeName); err != nil {
+		if err := sync(client, nodeName, clusterSubnets); err != nil {
 			log.Printf("sync failed (retrying in %s): %v", resyncPeriod, err)
 		}
 		time.Sleep(resyncPeriod)
 	}
 }
 
-func sync(client kubernetes.Interface, nodeName string) error {
+// parseSubnets reads kind's networking.podSubnet ("10.244.0.0/16", or one CIDR per family,
+// comma-separated): the cluster's Pod addresses, every node's Pod CIDR inside one of them.
+func parseSubnets(value string) ([]*net.IPNet, error) {
+	var subnets []*net.IPNet
+	for _, part := range strings.Split(value, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		_, subnet, err := net.ParseCIDR(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR: %w", part, err)
+		}
+		subnets = append(subnets, subnet)
+	}
+	if len(subnets) == 0 {
+		return nil, fmt.Errorf("not set (the DaemonSet passes kind's networking.podSubnet)")
+	}
+	return subnets, nil
+}
+
+func sync(client kubernetes.Interface, nodeName string, clusterSubnets []*net.IPNet) error {
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -77,7 +105,7 @@ func sync(client kubernetes.Interface, nodeName string) error {
 			continue
 		}
 		if node.Name == nodeName {
-			if err := writeCNIConfig(cidrs); err != nil {
+			if err := writeCNIConfig(cidrs, clusterSubnets); err != nil {
 				return err
 			}
 			if err := unreachableOwnCIDR(cidrs); err != nil {
@@ -160,20 +188,36 @@ func unreachableOwnCIDR(cidrs []string) error {
 	return nil
 }
 
+// cniRange is one host-local range: the node's Pod CIDR inside the cluster's Pod subnet. The
+// subnet (not the node's CIDR) is the Pod address's prefix, so ptp's ipMasq leaves traffic to
+// every Pod of the cluster alone and masquerades only what leaves it.
 type cniRange struct {
-	Subnet string `json:"subnet"`
+	Subnet     string `json:"subnet"`
+	RangeStart string `json:"rangeStart"`
+	RangeEnd   string `json:"rangeEnd"`
+	Gateway    string `json:"gateway"`
 }
 
-func writeCNIConfig(cidrs []string) error {
+func writeCNIConfig(cidrs []string, clusterSubnets []*net.IPNet) error {
 	ranges := make([][]cniRange, 0, len(cidrs))
 	routes := make([]map[string]string, 0, len(cidrs))
 	for _, cidr := range cidrs {
-		ip, _, err := net.ParseCIDR(cidr)
+		_, nodeCIDR, err := net.ParseCIDR(cidr)
 		if err != nil {
 			return fmt.Errorf("own Pod CIDR %q: %w", cidr, err)
 		}
-		ranges = append(ranges, []cniRange{{Subnet: cidr}})
-		if ip.To4() != nil {
+		subnet := containing(clusterSubnets, nodeCIDR)
+		if subnet == nil {
+			return fmt.Errorf("own Pod CIDR %s is in no cluster Pod subnet %v", cidr, clusterSubnets)
+		}
+		first, last := usable(nodeCIDR)
+		ranges = append(ranges, []cniRange{{
+			Subnet:     subnet.String(),
+			RangeStart: next(first).String(),
+			RangeEnd:   last.String(),
+			Gateway:    first.String(),
+		}})
+		if nodeCIDR.IP.To4() != nil {
 			routes = append(routes, map[string]string{"dst": "0.0.0.0/0"})
 		} else {
 			routes = append(routes, map[string]string{"dst": "::/0"})
@@ -212,4 +256,52 @@ func writeCNIConfig(cidrs []string) error {
 	}
 	log.Printf("wrote %s for %v", cniConfigPath, cidrs)
 	return nil
+}
+
+// containing is the cluster subnet of the same family that holds all of nodeCIDR.
+func containing(subnets []*net.IPNet, nodeCIDR *net.IPNet) *net.IPNet {
+	nodeOnes, nodeBits := nodeCIDR.Mask.Size()
+	for _, subnet := range subnets {
+		ones, bits := subnet.Mask.Size()
+		if bits == nodeBits && ones <= nodeOnes && subnet.Contains(nodeCIDR.IP) {
+			return subnet
+		}
+	}
+	return nil
+}
+
+// usable is the node CIDR's first address after the network address (the gateway, on the host
+// side of every veth) and its last address before the broadcast address (IPv4) or end (IPv6).
+func usable(cidr *net.IPNet) (net.IP, net.IP) {
+	network := cidr.IP.Mask(cidr.Mask)
+	last := make(net.IP, len(network))
+	for i := range network {
+		last[i] = network[i] | ^cidr.Mask[i]
+	}
+	if network.To4() != nil {
+		last = previous(last)
+	}
+	return next(network), last
+}
+
+func next(ip net.IP) net.IP {
+	out := append(net.IP(nil), ip...)
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i]++
+		if out[i] != 0 {
+			break
+		}
+	}
+	return out
+}
+
+func previous(ip net.IP) net.IP {
+	out := append(net.IP(nil), ip...)
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i]--
+		if out[i] != 0xff {
+			break
+		}
+	}
+	return out
 }

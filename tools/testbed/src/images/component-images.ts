@@ -2,8 +2,9 @@
 // kube-proxy, CoreDNS, the Pod sandbox, the node network agent), made here from the binaries the
 // testbed builds: a root filesystem per image, `docker import`ed under the name kubeadm (or the
 // node's manifests) look up. Static Go binaries need nothing else; kube-proxy (nftables mode)
-// needs `nft` and `conntrack`, taken from Debian's packages.
-import { chmod, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+// needs `nft` and `conntrack`, kube-router's firewall `iptables` and `ipset`, taken from Debian's
+// packages.
+import { chmod, copyFile, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../exec.js';
 import { buildDebianRootfs } from './debian-rootfs.js';
@@ -15,6 +16,11 @@ export interface ComponentImage {
   readonly files: ReadonlyArray<{ readonly from: string; readonly to: string }>;
   /** Debian packages extracted under the binary (distroless-style: nothing installed, nothing run). */
   readonly debianPackages?: readonly string[];
+  /**
+   * Symbolic links to make (path inside the image -> target): what a package's maintainer scripts
+   * would have set up, e.g. Debian's `update-alternatives` links, which extracting never runs.
+   */
+  readonly links?: ReadonlyArray<{ readonly path: string; readonly target: string }>;
   readonly changes?: readonly string[];
 }
 
@@ -52,6 +58,11 @@ export async function buildComponentImage(
       await mkdir(join(root, file.to, '..'), { recursive: true });
       await copyFile(file.from, join(root, file.to));
       await chmod(join(root, file.to), 0o755);
+    }
+    for (const link of image.links ?? []) {
+      await mkdir(join(root, link.path, '..'), { recursive: true });
+      await rm(join(root, link.path), { force: true });
+      await symlink(link.target, join(root, link.path));
     }
     await importDirectory(docker, root, image.reference, image.changes ?? [], workDir);
   } finally {

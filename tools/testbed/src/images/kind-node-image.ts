@@ -32,7 +32,7 @@ import type { Docker } from './docker.js';
 import { KINDNET_MANIFEST } from './kindnet-manifest.js';
 
 /** Bump when the recipe below changes in a way the inputs' digest does not see. */
-const RECIPE = 5;
+const RECIPE = 6;
 
 /** What kind's base image installs from apt (less NFS, iSCSI and fuse-overlayfs), plus Debian's runc and CNI plugins. */
 export const NODE_PACKAGES = [
@@ -95,6 +95,7 @@ const NODE_TOOLS = [
   'coredns',
   'pause',
   'kindnetd',
+  'kube-router',
   'containerd',
   'containerd-shim-runc-v2',
   'ctr',
@@ -272,10 +273,30 @@ function componentImages(tools: NodeTools, version: string, key: string): Compon
       files: [{ from: tools.kindnetd, to: 'kindnetd' }],
       changes: ['ENTRYPOINT ["/kindnetd"]'],
     },
+    {
+      // kube-router's firewall runs `iptables-save`/`iptables-restore` and `ipset` by name: the
+      // nftables flavour, as the node's own iptables (Debian's default alternative).
+      reference: kubeRouterImage(key),
+      files: [{ from: tools['kube-router'], to: 'usr/local/bin/kube-router' }],
+      debianPackages: ['iptables', 'ipset'],
+      links: [
+        'iptables',
+        'iptables-save',
+        'iptables-restore',
+        'ip6tables',
+        'ip6tables-save',
+        'ip6tables-restore',
+      ].map((name) => ({ path: `usr/sbin/${name}`, target: name.replace(/^(ip6?tables)/, '$1-nft') })),
+      changes: [
+        'ENTRYPOINT ["/usr/local/bin/kube-router"]',
+        'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      ],
+    },
   ];
 }
 
 const kindnetImage = (key: string) => `localhost/signet/kindnetd:${key}`;
+const kubeRouterImage = (key: string) => `localhost/signet/kube-router:${key}`;
 
 async function copyExecutable(from: string, to: string): Promise<void> {
   await mkdir(join(to, '..'), { recursive: true });
@@ -380,10 +401,13 @@ async function layOutNode(
   }
   await writeFile(join(root, 'kind/version'), version);
   await mkdir(join(root, 'kind/manifests'), { recursive: true });
-  const kindnet = components.find((c) => c.reference.includes('/kindnetd:'))?.reference ?? '';
+  const image = (name: string) => components.find((c) => c.reference.includes(`/${name}:`))?.reference ?? '';
   await writeFile(
     join(root, 'kind/manifests/default-cni.yaml'),
-    KINDNET_MANIFEST.replace('KINDNETD_IMAGE', kindnet),
+    KINDNET_MANIFEST.replace('KINDNETD_IMAGE', image('kindnetd')).replace(
+      'KUBE_ROUTER_IMAGE',
+      image('kube-router'),
+    ),
   );
 }
 
