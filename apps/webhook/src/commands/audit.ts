@@ -4,8 +4,6 @@
 // Pod by the digests its runtime pulled.
 import type { Writable } from 'node:stream';
 import type { KubeObject } from '@signet/k8s-types';
-import { createKmsKeyFetcher } from '@signet/kms';
-import { KmsKeyStore, remotePolicyFetcher } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
 import { auditTable } from '../audit/audit-table.js';
@@ -17,6 +15,7 @@ import {
   CLOUD_CREDENTIALS_FLAG,
   DOCKER_CONFIG_FLAG,
   INSECURE_REGISTRY_FLAG,
+  KMS_ENDPOINT_FLAG,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
@@ -27,6 +26,7 @@ import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
+import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
@@ -99,6 +99,7 @@ export const AUDIT_COMMAND: CommandSpec = {
     PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
     CLOUD_CREDENTIALS_FLAG,
+    KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
     {
       name: 'concurrency',
@@ -129,7 +130,8 @@ interface AuditValues {
   readonly 'signet-namespace'?: string;
   readonly output?: string;
   readonly 'insecure-registry'?: string[];
-  readonly 'registry-private-host'?: string[];
+  readonly 'private-host'?: string[];
+  readonly 'kms-endpoint'?: string[];
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;
@@ -211,9 +213,10 @@ async function auditWith(
   const { snapshot, problems } = await compileSnapshot(policies, {
     namespace: settings.signetNamespace,
     engines,
-    fetchRemotePolicy: remotePolicyFetcher(),
+    fetchRemotePolicy: remotePolicies(settings.registries),
     // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.
-    kmsKeys: new KmsKeyStore({ fetcher: createKmsKeyFetcher() }),
+    kmsKeys: kmsKeyStore(settings.registries),
+    remoteRoots: remoteTrustRoots(settings.registries),
   });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');

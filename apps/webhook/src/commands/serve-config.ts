@@ -2,6 +2,7 @@ import { AUDIT_SERVE_FLAGS, type AuditServeConfig, auditServeConfigFrom } from '
 import {
   CLOUD_CREDENTIALS_FLAG,
   INSECURE_REGISTRY_FLAG,
+  KMS_ENDPOINT_FLAG,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
@@ -152,6 +153,7 @@ export const SERVE_COMMAND: CommandSpec = {
       default: '5m',
       description: 'how often `key.kms` public keys are fetched again (10s to 24h; never per admission)',
     },
+    KMS_ENDPOINT_FLAG,
     {
       name: 'tuf-mirror',
       type: 'string',
@@ -201,7 +203,8 @@ interface ServeValues {
   readonly 'service-name'?: string;
   readonly 'webhook-name'?: string;
   readonly 'insecure-registry'?: string[];
-  readonly 'registry-private-host'?: string[];
+  readonly 'private-host'?: string[];
+  readonly 'kms-endpoint'?: string[];
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'cache-ttl'?: string;
