@@ -19,7 +19,7 @@ export class BodyTooLargeError extends Error {
 export async function readCappedBody(response: FetchResponse, maxBytes: number): Promise<Buffer> {
   const announced = Number(response.headers.get('content-length') ?? Number.NaN);
   if (announced > maxBytes) {
-    await response.body?.cancel().catch(ignore);
+    await cancelQuietly(response.body);
     throw new BodyTooLargeError(maxBytes);
   }
   if (response.body === null) return Buffer.alloc(0);
@@ -39,5 +39,12 @@ export async function readCappedBody(response: FetchResponse, maxBytes: number):
   return Buffer.concat(chunks, total);
 }
 
-/** Cancelling a stream that already failed rejects; the failure that matters is ours. */
+/**
+ * Cancels a body that will not be read (which closes the connection rather than downloading
+ * it). Cancelling a stream that already failed rejects; the failure that matters is the caller's.
+ */
+export async function cancelQuietly(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  await body?.cancel().catch(ignore);
+}
+
 function ignore(): void {}

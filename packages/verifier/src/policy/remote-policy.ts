@@ -6,7 +6,7 @@
 // Whoever writes the policy chooses the URL: it goes through the same private-address guard as a
 // registry's token realm (`OutboundNetwork`), and a failure to connect is said in a short class.
 import { createHash } from 'node:crypto';
-import { BodyTooLargeError, readCappedBody } from '../net/capped-body.js';
+import { BodyTooLargeError, cancelQuietly, readCappedBody } from '../net/capped-body.js';
 import type { NetworkOptions } from '../net/dispatcher.js';
 import { OutboundNetwork } from '../net/outbound.js';
 import { dispatchFetch, type FetchFunction, type FetchResponse } from '../net/request.js';
@@ -110,7 +110,7 @@ async function fetchPolicy(
     throw fail(unreachable(target.host, error).message, error);
   }
   if (response.status < 200 || response.status > 299) {
-    await response.body?.cancel().catch(() => undefined);
+    await cancelQuietly(response.body);
     throw fail(`the server answered ${response.status}`);
   }
   let body: Buffer;

@@ -74,7 +74,6 @@ export class TufMetadataCache {
       const size = [...files.values()].reduce((sum, data) => sum + data.length, 0);
       const paths = [...files.keys()];
       if (!KEY.test(key) || size > this.#maxEntryBytes || !paths.every(isCacheFilePath)) return false;
-      await mkdir(this.dir, { recursive: true });
       const staging = join(this.dir, `.write-${randomBytes(6).toString('hex')}`);
       try {
         await mkdir(join(staging, 'targets'), { recursive: true });
@@ -82,10 +81,10 @@ export class TufMetadataCache {
         await rm(join(this.dir, key), { recursive: true, force: true });
         await rename(staging, join(this.dir, key));
       } catch {
-        await rm(staging, { recursive: true, force: true });
+        await rm(staging, { recursive: true, force: true }).catch(() => undefined);
         return false;
       }
-      await this.#bound(key).catch(() => undefined);
+      await this.#bound(key);
       return true;
     });
   }
@@ -102,14 +101,21 @@ export class TufMetadataCache {
     });
   }
 
-  /** Drops the least recently written entries (never `written`) until the bounds hold. */
+  /**
+   * Drops the least recently written entries (never `written`) until the bounds hold. An entry
+   * that vanishes meanwhile is skipped; the bounds are enforced again at the next write.
+   */
   async #bound(written: string): Promise<void> {
     const entries: { key: string; size: number; mtime: number }[] = [];
     for (const key of (await readdir(this.dir)).filter((name) => KEY.test(name))) {
       const root = join(this.dir, key);
       let size = 0;
-      for (const path of await filesOf(root)) size += (await stat(join(root, path))).size;
-      entries.push({ key, size, mtime: (await stat(root)).mtimeMs });
+      try {
+        for (const path of await filesOf(root)) size += (await stat(join(root, path))).size;
+        entries.push({ key, size, mtime: (await stat(root)).mtimeMs });
+      } catch {
+        // Removed meanwhile (by hand): nothing to count.
+      }
     }
     entries.sort((a, b) => a.mtime - b.mtime);
     let total = entries.reduce((sum, entry) => sum + entry.size, 0);
@@ -125,10 +131,13 @@ export class TufMetadataCache {
 
   #serial<T>(task: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(task, task);
-    this.#queue = run.catch(() => undefined);
+    this.#queue = run.then(settled, settled);
     return run;
   }
 }
+
+/** The queue moves on whatever a task did. */
+function settled(): void {}
 
 /** The files of an entry directory: its own and those in `targets/`. */
 async function filesOf(root: string): Promise<string[]> {

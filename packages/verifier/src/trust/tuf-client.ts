@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Fetcher } from 'tuf-js';
-import { BodyTooLargeError, readCappedBody } from '../net/capped-body.js';
+import { BodyTooLargeError, cancelQuietly, readCappedBody } from '../net/capped-body.js';
 import { type HostChooser, OutboundNetwork } from '../net/outbound.js';
 import { dispatchFetch, type FetchFunction, type FetchResponse } from '../net/request.js';
 import { UnreachableError, unreachable } from '../net/unreachable.js';
@@ -43,6 +43,8 @@ export interface TufRequest {
   readonly offline?: boolean;
   /** Aborts the update. */
   readonly signal?: AbortSignal;
+  /** Bytes the update may download in all, root rotations included (default {@link MAX_TUF_UPDATE_BYTES}). */
+  readonly maxBytes?: number;
 }
 
 /** A verified target. */
@@ -200,11 +202,11 @@ export function httpFiles(options: HttpFilesOptions = {}): TufFileSource {
       throw unreachable(url.host, error);
     }
     if (response.status === 404 || response.status === 403) {
-      await response.body?.cancel().catch(() => undefined);
+      await cancelQuietly(response.body);
       throw new TufFileMissing(`${raw}: ${response.status}`);
     }
     if (response.status < 200 || response.status > 299) {
-      await response.body?.cancel().catch(() => undefined);
+      await cancelQuietly(response.body);
       throw new TufUpdateError(
         'status',
         `the mirror answered ${response.status} for ${basename(url.pathname)}`,
@@ -236,7 +238,7 @@ type MissingFileError = new (message: string, statusCode: number) => Error;
 /**
  * tuf-js's Fetcher over a {@link TufFileSource}: each file under the request's timeout and
  * signal, and under the smallest of tuf-js's limit for it, {@link MAX_TUF_FILE_BYTES} and what is
- * left of {@link MAX_TUF_UPDATE_BYTES}. The first failure is kept, because tuf-js wraps some into
+ * left of the update's budget. The first failure is kept, because tuf-js wraps some into
  * errors of its own that keep only their text.
  */
 class SourceFetcher implements Fetcher {
@@ -256,7 +258,8 @@ class SourceFetcher implements Fetcher {
   }
 
   async downloadBytes(url: string, maxLength: number): Promise<Buffer> {
-    const left = MAX_TUF_UPDATE_BYTES - this.#spent;
+    const budget = this.#request.maxBytes ?? MAX_TUF_UPDATE_BYTES;
+    const left = budget - this.#spent;
     const limit = Math.min(maxLength, MAX_TUF_FILE_BYTES, left);
     const timeout = AbortSignal.timeout(this.#request.timeoutMs);
     const signal = this.#request.signal ? AbortSignal.any([this.#request.signal, timeout]) : timeout;
@@ -267,7 +270,7 @@ class SourceFetcher implements Fetcher {
     } catch (error) {
       // tuf-js stops looking for newer roots at a 403/404 only when it sees its own error type.
       if (error instanceof TufFileMissing) throw new this.#missing(error.message, 404);
-      this.failure ??= this.#describe(url, error, limit === left && left < maxLength);
+      this.failure ??= this.#describe(url, error, limit === left && left < maxLength ? budget : undefined);
       throw this.failure;
     }
   }
@@ -283,16 +286,17 @@ class SourceFetcher implements Fetcher {
     }
   }
 
-  #describe(url: string, error: unknown, budget: boolean): TufUpdateError {
+  #describe(url: string, error: unknown, budget: number | undefined): TufUpdateError {
     if (error instanceof TufUpdateError) return error;
     if (error instanceof BodyTooLargeError) {
-      const what = budget
-        ? `the update is larger than ${MAX_TUF_UPDATE_BYTES} bytes`
-        : `${basename(url)} is ${error.message}`;
+      const what =
+        budget === undefined
+          ? `${basename(url)} is ${error.message}`
+          : `the update is larger than ${budget} bytes`;
       return new TufUpdateError('too-large', what, { cause: error });
     }
-    const failure =
-      error instanceof UnreachableError ? error : unreachable(URL.parse(url)?.host ?? url, error);
-    return new TufUpdateError('unreachable', failure.message, { cause: failure });
+    if (error instanceof UnreachableError)
+      return new TufUpdateError('unreachable', error.message, { cause: error });
+    return new TufUpdateError('invalid', `${basename(url)} could not be read`, { cause: error });
   }
 }

@@ -66,9 +66,13 @@ describe('remote policies and private addresses', () => {
       { timeout: 20_000 },
     );
     ca = await readFile(join(dir, 'cert.pem'), 'utf8');
-    server = createServer({ key: await readFile(join(dir, 'key.pem')), cert: ca }, (_request, response) =>
-      response.end(POLICY),
-    );
+    server = createServer({ key: await readFile(join(dir, 'key.pem')), cert: ca }, (request, response) => {
+      if (request.url !== '/cut') return response.end(POLICY);
+      // Headers and part of the body, then the connection drops.
+      response.writeHead(200, { 'content-length': '1000' });
+      response.write('partial');
+      setTimeout(() => response.socket?.destroy(), 20);
+    });
     server.on('connection', () => {
       connections += 1;
     });
@@ -166,6 +170,17 @@ describe('remote policies and private addresses', () => {
       sha256(POLICY),
     ).catch((error: Error) => error);
     expect((closed as Error).message).toContain('could not reach 127.0.0.1:9: the connection failed');
+  });
+
+  it('refuses what is not an https URL, and says a body cut short could not be read whole', async () => {
+    const fetch = remotePolicyFetcher({ ca, privateHosts: [`127.0.0.1:${port}`], timeoutMs: 2_000 });
+    await expect(fetch('http://policy.example/p', sha256(POLICY))).rejects.toThrow(
+      'an https URL is expected',
+    );
+    await expect(fetch('not a url', sha256(POLICY))).rejects.toThrow('an https URL is expected');
+    await expect(fetch(`https://127.0.0.1:${port}/cut`, sha256(POLICY))).rejects.toThrow(
+      `fetching the policy from https://127.0.0.1:${port}/cut: could not reach 127.0.0.1:${port}: the connection failed`,
+    );
   });
 
   it('refuses private literals through a proxy too, without asking the proxy', async () => {

@@ -123,6 +123,16 @@ describe('TUF file sources', () => {
     );
     expect((await files(respond(200, 'ok'))('http://m/x', 10, signal)).toString()).toBe('ok');
     await expect(files(respond(200, 'ok'))('ftp://m/x', 10, signal)).rejects.toThrow('is not an http(s) URL');
+    const broken: FetchFunction = async () =>
+      new Response(
+        new ReadableStream({
+          start: (controller) =>
+            controller.error(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })),
+        }),
+      );
+    await expect(files(broken)('http://m:8080/x', 10, signal)).rejects.toThrow(
+      'could not reach m:8080: the connection failed',
+    );
   });
 
   it('read a repository in memory, refusing what is too large', async () => {
