@@ -90,7 +90,13 @@ export const tufJsClient: TufClient = async (request) => {
   ]);
   const dir = await mkdtemp(join(tmpdir(), 'signet-tuf-'));
   const offline = request.offline === true;
-  const files = offline ? refuseAll : (request.files ?? httpFiles());
+  let files = offline ? refuseAll : request.files;
+  let outbound: OutboundNetwork | undefined;
+  if (files === undefined) {
+    // No file source given: HTTP(S) through the guard, its connections closed when done.
+    outbound = new OutboundNetwork();
+    files = httpFiles({ outbound });
+  }
   const fetcher = new SourceFetcher(files, dir, request, DownloadHTTPError);
   try {
     await mkdir(join(dir, 'targets'));
@@ -132,6 +138,7 @@ export const tufJsClient: TufClient = async (request) => {
     verified.set(`targets/${basename(path)}`, Buffer.from(content, 'utf8'));
     return { content, expires: earliestExpiry(verified), verified };
   } finally {
+    await outbound?.close();
     await rm(dir, { recursive: true, force: true });
   }
 };

@@ -55,8 +55,12 @@ export async function loadRemoteTrustRoot(
   });
   const { mirror, root, target } = spec;
   const request: TufRequest = { mirror, root, target, timeoutMs, files: httpFiles({ outbound }) };
-  const document = await fetchTarget(name, options.tufClient ?? tufJsClient, request, timeoutMs);
-  return trustRootFromJSON(document, { name, origin: 'remote', ...clockOption(options) });
+  try {
+    const document = await fetchTarget(name, options.tufClient ?? tufJsClient, request, timeoutMs);
+    return trustRootFromJSON(document, { name, origin: 'remote', ...clockOption(options) });
+  } finally {
+    await outbound.close();
+  }
 }
 
 /**
