@@ -60,7 +60,7 @@ export class SignetMetrics {
   readonly kmsFetches: Counter<'result'>;
   readonly kmsKeysStale: Gauge;
   readonly trustRootRefreshes: Counter<'result'>;
-  readonly trustRootsStale: Gauge;
+  readonly trustRootsStale: Gauge<'using'>;
   readonly inFlight: Gauge;
   readonly ready: Gauge;
   readonly statusWrites: Counter<'kind' | 'result'>;
@@ -141,13 +141,14 @@ export class SignetMetrics {
     });
     this.trustRootRefreshes = new Counter({
       name: 'signet_trust_root_refreshes_total',
-      help: 'TUF refreshes of the default trust root and remote TrustRoots, by result (ok, failed).',
+      help: 'TUF refreshes of the default trust root and remote TrustRoots, by result (ok, failed; expired: the mirror serves metadata that has expired, a frozen mirror).',
       labelNames: ['result'],
       registers,
     });
     this.trustRootsStale = new Gauge({
       name: 'signet_trust_roots_stale',
-      help: 'TUF-served trust roots whose last refresh failed: the last good root, the cache or the embedded root is in use.',
+      help: 'TUF-served trust roots whose last refresh failed, by what is in use instead: last_good, cache, fallback (the embedded root), or none (nothing: its metadata expired or was never fetched, and the policies that need it deny as infrastructure failures).',
+      labelNames: ['using'],
       registers,
     });
     this.inFlight = new Gauge({

@@ -1,5 +1,7 @@
-// How Signet reaches registries, from the flags `serve` and `verify` share: plain-HTTP hosts,
-// extra CA certificates (read once, at start) and the cloud credential providers to enable.
+// How Signet reaches registries and the other hosts it calls, from the flags `serve`, `verify` and
+// `audit` share: plain-HTTP hosts, hosts allowed on private addresses (registries' token realms
+// and redirects, TrustRoots' TUF mirrors, remote policies), extra CA certificates (read once, at
+// start), the cloud credential providers to enable and the KMS endpoints the operator allows.
 // Proxies come from the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), as for every Pod.
 import { readFileSync } from 'node:fs';
 import { CLOUD_PROVIDER_NAMES, type CloudProviderName, isCloudProviderName } from '@signet/verifier';
@@ -7,11 +9,16 @@ import { UsageError } from './errors.js';
 
 export interface RegistrySettings {
   readonly insecureRegistries: readonly string[];
-  /** Hosts besides the registries' own that may resolve to private addresses (token realms, redirects). */
+  /**
+   * Hosts that may be on private addresses when someone other than the operator names them: token
+   * realms and redirects (besides the registries' own hosts), TUF mirrors, remote policies.
+   */
   readonly privateHosts: readonly string[];
   /** PEM certificates, each file's content. */
   readonly caCertificates: readonly string[];
   readonly cloudCredentials: readonly CloudProviderName[];
+  /** Endpoints `awskms://` and `azurekms://` keys may name besides the clouds' own. */
+  readonly kmsEndpoints: readonly string[];
 }
 
 const HOST = /^[A-Za-z0-9.-]+(:\d+)?$|^\[[0-9a-fA-F:]+\](:\d+)?$/;
@@ -19,11 +26,12 @@ const HOST = /^[A-Za-z0-9.-]+(:\d+)?$|^\[[0-9a-fA-F:]+\](:\d+)?$/;
 /** Validates the registry flags; every problem is a UsageError naming the flag. */
 export function registrySettingsFrom(values: {
   readonly 'insecure-registry'?: string[] | undefined;
-  readonly 'registry-private-host'?: string[] | undefined;
+  readonly 'private-host'?: string[] | undefined;
   readonly 'registry-ca-file'?: string[] | undefined;
   readonly 'cloud-credentials'?: string[] | undefined;
+  readonly 'kms-endpoint'?: string[] | undefined;
 }): RegistrySettings {
-  for (const flag of ['insecure-registry', 'registry-private-host'] as const) {
+  for (const flag of ['insecure-registry', 'private-host', 'kms-endpoint'] as const) {
     for (const host of values[flag] ?? []) {
       if (!HOST.test(host)) throw new UsageError(`--${flag} takes host[:port], got ${JSON.stringify(host)}`);
     }
@@ -40,9 +48,10 @@ export function registrySettingsFrom(values: {
   }
   return {
     insecureRegistries: values['insecure-registry'] ?? [],
-    privateHosts: values['registry-private-host'] ?? [],
+    privateHosts: values['private-host'] ?? [],
     caCertificates: (values['registry-ca-file'] ?? []).map(readCaFile),
     cloudCredentials: cloud as CloudProviderName[],
+    kmsEndpoints: values['kms-endpoint'] ?? [],
   };
 }
 

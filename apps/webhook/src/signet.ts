@@ -9,7 +9,6 @@ import {
   ImageVerifier,
   RegistryClient,
   type RegistryError,
-  remotePolicyFetcher,
   VerificationCache,
 } from '@signet/verifier';
 import { AdmissionService } from './admission/admission-service.js';
@@ -22,6 +21,7 @@ import type { LeaderLease } from './kube/leader-lease.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
 import { createLoggers, type Logger } from './logger.js';
 import { SignetMetrics } from './metrics.js';
+import { remotePolicies } from './outbound.js';
 import { type PolicyProblemReporter, policyApplier, RETRY_BROKEN_MS } from './policy/policy-applier.js';
 import { WebhookPolicyEngines } from './policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from './policy/policy-file.js';
@@ -191,7 +191,7 @@ export async function startSignet(
   const compile = {
     namespace: config.namespace,
     engines,
-    fetchRemotePolicy: remotePolicyFetcher({ retryAfterMs: RETRY_BROKEN_MS / 2 }),
+    fetchRemotePolicy: remotePolicies(config.registries, { retryAfterMs: RETRY_BROKEN_MS / 2 }),
     kmsKeys: inputs.kmsKeys,
     remoteRoots: inputs.remoteRoots,
     ...(inputs.defaultRoot ? { defaultRoot: inputs.defaultRoot } : {}),
@@ -237,6 +237,8 @@ export async function startSignet(
   let latest: PolicyObjects | undefined;
   const apply = (objects: PolicyObjects) => {
     latest = objects;
+    // Remote roots (and cache entries) of TrustRoots that are gone are dropped.
+    void inputs.retain(objects.trustRoots);
     return applyObjects(objects);
   };
   // A changed KMS key or trust root recompiles the policies last seen.

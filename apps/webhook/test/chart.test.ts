@@ -132,6 +132,8 @@ verification:
   privateHosts: [gitlab.corp]
   cloudCredentials: [ecr, acr]
   registryCA: { configMap: corp-ca, key: ca.pem }
+kms:
+  endpoints: [localstack.dev:4566]
 serviceAccount:
   annotations:
     eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/signet
@@ -144,7 +146,8 @@ extraEnv:
       const container = pod.spec.containers[0] as Container;
       expect(container.args).toEqual(
         expect.arrayContaining([
-          '--registry-private-host=gitlab.corp',
+          '--private-host=gitlab.corp',
+          '--kms-endpoint=localstack.dev:4566',
           '--cloud-credentials=ecr',
           '--cloud-credentials=acr',
           '--registry-ca-file=/etc/signet/registry-ca/ca.pem',

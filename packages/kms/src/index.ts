@@ -6,6 +6,7 @@
  */
 export type { AwsOptions } from './aws.js';
 export type { AzureOptions, AzureTokenCredential } from './azure.js';
+export { isAwsKmsEndpoint, isAzureVaultHost, KmsEndpointError, KmsEndpoints } from './endpoints.js';
 export { createKmsKeyFetcher, type KmsFetcherOptions } from './fetcher.js';
 export type { GcpOptions } from './gcp.js';
 export { type KmsKeyRef, KmsUriError, parseKmsUri } from './uri.js';

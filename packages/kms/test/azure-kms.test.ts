@@ -76,6 +76,8 @@ describe('azurekms:// keys against a Key Vault REST stand-in', () => {
 
   const fetcher = () =>
     createKmsKeyFetcher({
+      // The emulated vault is on loopback: listed, as an operator lists an emulator.
+      endpoints: [host],
       azure: {
         credential: { getToken: async () => ({ token: TOKEN, expiresOnTimestamp: Date.now() + 3_600_000 }) },
         ca,

@@ -97,7 +97,11 @@ describe("policy-controller's KMS policies, verified against cosign signatures m
       AWS_ENDPOINT_URL_KMS: endpointUrl,
       SSL_CERT_FILE: tls.certPath,
     });
-    store = new KmsKeyStore({ timeoutMs: 30_000, fetcher: createKmsKeyFetcher({ aws: { ca: tls.pem } }) });
+    // Their URIs name `localhost:4566` (now moto's port): listed, as an operator lists LocalStack.
+    store = new KmsKeyStore({
+      timeoutMs: 30_000,
+      fetcher: createKmsKeyFetcher({ endpoints: [`localhost:${port}`], aws: { ca: tls.pem } }),
+    });
   }, SETUP_TIMEOUT);
 
   afterAll(async () => bench?.stop());

@@ -20,6 +20,12 @@ export {
 export { createDispatcher, type NetworkOptions, proxySettings } from './net/dispatcher.js';
 export { dispatchFetch, type FetchFunction, type FetchInit, type FetchResponse } from './net/request.js';
 export {
+  isTransportFailure,
+  UnreachableError,
+  type UnreachableReason,
+  unreachable,
+} from './net/unreachable.js';
+export {
   type CompileContext,
   type CompiledAuthorities,
   type CompiledAuthority,
@@ -82,4 +88,4 @@ export {
 export { type LivingPublicGoodOptions, livingPublicGoodRoot } from './trust/public-good.js';
 export { RemoteTrustRoots, type RemoteTrustRootsOptions } from './trust/remote-roots.js';
 export { type CompiledTrustRoot, trustRootFromJSON } from './trust/trusted-root.js';
-export type { TufClient, TufRequest } from './trust/tuf.js';
+export type { TufClient, TufRequest, TufResult } from './trust/tuf.js';

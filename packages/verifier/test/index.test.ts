@@ -23,6 +23,7 @@ test('the public runtime exports are exactly these', () => {
     'SignatureCheckError',
     'TagCache',
     'TrustRootError',
+    'UnreachableError',
     'VerificationCache',
     'compileAuthorities',
     'createCloudProviders',
@@ -32,10 +33,12 @@ test('the public runtime exports are exactly these', () => {
     'dispatchFetch',
     'isCloudProviderName',
     'isInfrastructureFailure',
+    'isTransportFailure',
     'livingPublicGoodRoot',
     'proxySettings',
     'remotePolicyFetcher',
     'trustRootFromJSON',
     'trustRootResolver',
+    'unreachable',
   ]);
 });

@@ -515,7 +515,7 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
       };
       const compiledRemote = await compileAuthorities(adapted(remote), {
         engines,
-        fetchRemotePolicy: remotePolicyFetcher({ ca: cert }),
+        fetchRemotePolicy: remotePolicyFetcher({ ca: cert, privateHosts: [`127.0.0.1:${port}`] }),
       });
       const image = await multiPlatformImage('demo/from-url');
       const result = await check(image, {
@@ -535,7 +535,7 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
       await expect(
         compileAuthorities(adapted(tampered), {
           engines,
-          fetchRemotePolicy: remotePolicyFetcher({ ca: cert }),
+          fetchRemotePolicy: remotePolicyFetcher({ ca: cert, privateHosts: [`127.0.0.1:${port}`] }),
         }),
       ).rejects.toMatchObject({
         code: 'REMOTE_POLICY_FAILED',

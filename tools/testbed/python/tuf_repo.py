@@ -7,7 +7,7 @@ N.targets.json, targets/<sha256>.<name>). Private keys are kept in <dir>/.keys/ 
     python3 tuf_repo.py init DIR NAME=FILE...     root v1 and all roles, one Ed25519 key each
     python3 tuf_repo.py set-target DIR NAME=FILE  new targets, snapshot and timestamp versions
     python3 tuf_repo.py rotate-root DIR           new keys for every role; root N+1 signed by old and new
-    python3 tuf_repo.py expire-timestamp DIR      a new timestamp that expired an hour ago
+    python3 tuf_repo.py expire-timestamp DIR [S]  a new timestamp that expired an hour ago (or expires in S seconds)
 
 Every command prints a JSON line: {"root_version": N, "root": "<path of 1.root.json>"}.
 """
@@ -157,11 +157,12 @@ def rotate_root(repo):
     publish(repo, targets, current_snapshot_version(repo) + 1)
 
 
-def expire_timestamp(repo):
+def expire_timestamp(repo, seconds=None):
     signer = load_signer(repo, "timestamp")
     timestamp = read(repo, "timestamp.json")
     timestamp.signed.version += 1
-    timestamp.signed.expires = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    timestamp.signed.expires = now - timedelta(hours=1) if seconds is None else now + timedelta(seconds=seconds)
     sign_and_write(repo, "timestamp", timestamp, [signer])
 
 
@@ -174,7 +175,7 @@ def main(argv):
     elif command == "rotate-root":
         rotate_root(repo)
     elif command == "expire-timestamp":
-        expire_timestamp(repo)
+        expire_timestamp(repo, int(rest[0]) if rest else None)
     else:
         raise SystemExit(f"unknown command {command}")
     print(json.dumps({"root_version": newest_root(repo), "root": os.path.join(repo, "1.root.json")}))

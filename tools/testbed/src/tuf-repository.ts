@@ -52,9 +52,12 @@ export class TufRepository {
     await this.#run('rotate-root', []);
   }
 
-  /** A new timestamp that expired an hour ago: clients must refuse the repository. */
-  async expireTimestamp(): Promise<void> {
-    await this.#run('expire-timestamp', []);
+  /**
+   * A new timestamp that expired an hour ago (clients must refuse the repository), or, with
+   * `inSeconds`, one that expires that many seconds from now.
+   */
+  async expireTimestamp(inSeconds?: number): Promise<void> {
+    await this.#run('expire-timestamp', inSeconds === undefined ? [] : [String(inSeconds)]);
   }
 
   async #targetArgs(targets: Readonly<Record<string, Uint8Array>>): Promise<string[]> {

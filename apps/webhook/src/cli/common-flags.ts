@@ -22,12 +22,22 @@ export const INSECURE_REGISTRY_FLAG: FlagSpec = {
 };
 
 export const PRIVATE_HOST_FLAG: FlagSpec = {
-  name: 'registry-private-host',
+  name: 'private-host',
+  aliases: ['registry-private-host'],
   type: 'string',
   multiple: true,
   value: 'HOST[:PORT]',
   description:
-    "a token realm or redirect target that may be on a private address (a registry's own host always may)",
+    "a host that may be on a loopback, private or link-local address when a registry's token realm or redirect, a TrustRoot's TUF mirror or a policy's remote URL names it (a registry's own host, --tuf-mirror and listed KMS endpoints always may)",
+};
+
+export const KMS_ENDPOINT_FLAG: FlagSpec = {
+  name: 'kms-endpoint',
+  type: 'string',
+  multiple: true,
+  value: 'HOST[:PORT]',
+  description:
+    'an endpoint awskms:// and azurekms:// keys may name besides AWS KMS and Key Vault hosts (LocalStack, an emulator, a private endpoint); it receives the cloud credentials',
 };
 
 export const REGISTRY_CA_FLAG: FlagSpec = {

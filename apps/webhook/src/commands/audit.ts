@@ -4,8 +4,6 @@
 // Pod by the digests its runtime pulled.
 import type { Writable } from 'node:stream';
 import type { KubeObject } from '@signet/k8s-types';
-import { createKmsKeyFetcher } from '@signet/kms';
-import { KmsKeyStore, remotePolicyFetcher } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
 import { auditTable } from '../audit/audit-table.js';
@@ -19,6 +17,7 @@ import {
   DOCKER_CONFIG_FLAG,
   filenameFlag,
   INSECURE_REGISTRY_FLAG,
+  KMS_ENDPOINT_FLAG,
   kubeconfigFlag,
   namespaceFlag,
   outputFlag,
@@ -34,6 +33,7 @@ import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
+import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
@@ -81,6 +81,7 @@ export const AUDIT_COMMAND: CommandSpec = {
     PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
     CLOUD_CREDENTIALS_FLAG,
+    KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
     {
       name: 'concurrency',
@@ -111,7 +112,8 @@ interface AuditValues {
   readonly 'signet-namespace'?: string;
   readonly output?: string;
   readonly 'insecure-registry'?: string[];
-  readonly 'registry-private-host'?: string[];
+  readonly 'private-host'?: string[];
+  readonly 'kms-endpoint'?: string[];
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;
@@ -189,9 +191,10 @@ async function auditWith(
   const { snapshot, problems } = await compileSnapshot(policies, {
     namespace: settings.signetNamespace,
     engines,
-    fetchRemotePolicy: remotePolicyFetcher(),
+    fetchRemotePolicy: remotePolicies(settings.registries),
     // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.
-    kmsKeys: new KmsKeyStore({ fetcher: createKmsKeyFetcher() }),
+    kmsKeys: kmsKeyStore(settings.registries),
+    remoteRoots: remoteTrustRoots(settings.registries),
   });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');

@@ -3,6 +3,7 @@ import {
   CLOUD_CREDENTIALS_FLAG,
   CONTEXT_FLAG,
   INSECURE_REGISTRY_FLAG,
+  KMS_ENDPOINT_FLAG,
   kubeconfigFlag,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
@@ -147,6 +148,7 @@ export const SERVE_COMMAND: CommandSpec = {
       default: '5m',
       description: 'how often `key.kms` public keys are fetched again (10s to 24h; never per admission)',
     },
+    KMS_ENDPOINT_FLAG,
     {
       name: 'tuf-mirror',
       type: 'string',
@@ -197,7 +199,8 @@ interface ServeValues {
   readonly 'service-name'?: string;
   readonly 'webhook-name'?: string;
   readonly 'insecure-registry'?: string[];
-  readonly 'registry-private-host'?: string[];
+  readonly 'private-host'?: string[];
+  readonly 'kms-endpoint'?: string[];
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'cache-ttl'?: string;

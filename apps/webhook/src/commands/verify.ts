@@ -4,14 +4,7 @@
 import type { Writable } from 'node:stream';
 import { describeCause } from '@signet/core';
 import type { AdmissionRequest, KubeObject } from '@signet/k8s-types';
-import { createKmsKeyFetcher } from '@signet/kms';
-import {
-  type AuthorityCheck,
-  type ImageVerification,
-  KmsKeyStore,
-  type PolicyCheck,
-  remotePolicyFetcher,
-} from '@signet/verifier';
+import type { AuthorityCheck, ImageVerification, PolicyCheck } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
 import { judgeCreate } from '../admission/judge-create.js';
@@ -22,6 +15,7 @@ import {
   DOCKER_CONFIG_FLAG,
   filenameFlag,
   INSECURE_REGISTRY_FLAG,
+  KMS_ENDPOINT_FLAG,
   namespaceFlag,
   outputFlag,
   outputFormat,
@@ -35,6 +29,7 @@ import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
+import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
 import { mergePolicyObjects } from '../policy/policy-objects.js';
@@ -60,6 +55,7 @@ export const VERIFY_COMMAND: CommandSpec = {
     PRIVATE_HOST_FLAG,
     REGISTRY_CA_FLAG,
     CLOUD_CREDENTIALS_FLAG,
+    KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
     {
       name: 'timeout',
@@ -77,7 +73,8 @@ interface VerifyValues {
   readonly output?: string;
   readonly namespace?: string;
   readonly 'insecure-registry'?: string[];
-  readonly 'registry-private-host'?: string[];
+  readonly 'private-host'?: string[];
+  readonly 'kms-endpoint'?: string[];
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;
@@ -209,8 +206,9 @@ async function loadAdmission(
   const { snapshot, problems } = await compileSnapshot(loaded, {
     namespace,
     engines: new WebhookPolicyEngines(createLogger({ level: 'silent' })),
-    fetchRemotePolicy: remotePolicyFetcher(),
-    kmsKeys: new KmsKeyStore({ fetcher: createKmsKeyFetcher() }),
+    fetchRemotePolicy: remotePolicies(registries),
+    kmsKeys: kmsKeyStore(registries),
+    remoteRoots: remoteTrustRoots(registries),
   });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');

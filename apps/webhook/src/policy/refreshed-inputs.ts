@@ -2,20 +2,24 @@
 // served by TUF (the default root with --tuf-mirror, `remote` TrustRoots). Each is fetched when a
 // policy first needs it and then refreshed on its own schedule, never per admission; a change
 // bumps the generation (new policy revisions, so no pass cached under the old key or root is
-// reused) and recompiles. Failures keep the last good key or root and are logged and counted.
+// reused) and recompiles. Failures keep the last good key or root and are logged and counted; a
+// root is refreshed again when the metadata it was verified with expires, and dropped if the
+// mirror has nothing newer (a frozen mirror). KMS endpoints and TUF mirrors are only those the
+// operator allows (see ../outbound.ts).
 import { readFile } from 'node:fs/promises';
-import { createKmsKeyFetcher } from '@signet/kms';
+import type { TrustRoot } from '@signet/k8s-types';
 import {
   type KmsKeyEvent,
-  KmsKeyStore,
+  type KmsKeyStore,
   type LivingRootEvent,
   type LivingTrustRoot,
   livingPublicGoodRoot,
-  RemoteTrustRoots,
+  type RemoteTrustRoots,
 } from '@signet/verifier';
 import type { ServeConfig } from '../commands/serve-config.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
+import { kmsKeyStore, type OutboundSettings, remoteTrustRoots } from '../outbound.js';
 
 export interface RefreshedInputs {
   readonly kmsKeys: KmsKeyStore;
@@ -25,9 +29,17 @@ export interface RefreshedInputs {
   readonly generation: number;
   /** Starts the refresh timers; `onChange` recompiles. Returns the function that stops them. */
   start(onChange: () => void): () => void;
+  /** Forgets the `remote` roots (and their cache entries) of TrustRoots that no longer exist. */
+  retain(trustRoots: readonly TrustRoot[]): Promise<void>;
 }
 
-type Config = Pick<ServeConfig, 'kmsRefreshMs' | 'tuf'>;
+type Config = Pick<ServeConfig, 'kmsRefreshMs' | 'tuf'> & {
+  /** The operator's allowances (--private-host, --kms-endpoint); none when absent. */
+  readonly registries?: OutboundSettings;
+};
+
+/** A root is refreshed at most this soon again when its metadata is about to expire. */
+const MIN_REFRESH_MS = 5_000;
 
 /**
  * Makes the stores. With --tuf-mirror, the default root starts from the on-disk cache if it still
@@ -41,9 +53,10 @@ export async function createRefreshedInputs(
   metrics: SignetMetrics,
 ): Promise<RefreshedInputs> {
   const staleKeys = new Set<string>();
-  const staleRoots = new Set<string>();
+  const staleRoots = new Map<string, string>();
   const onRoot = rootObserver(logger, metrics, staleRoots);
   const tuf = config.tuf;
+  const allowed = config.registries ?? { privateHosts: [], kmsEndpoints: [] };
   const cache = tuf.cacheDir === undefined ? {} : { cacheDir: tuf.cacheDir };
   const defaultRoot =
     tuf.mirror === undefined
@@ -56,13 +69,12 @@ export async function createRefreshedInputs(
         });
   if (defaultRoot !== undefined && !(await defaultRoot.loadCache())) await defaultRoot.refresh();
   const inputs = {
-    kmsKeys: new KmsKeyStore({
-      fetcher: createKmsKeyFetcher(),
+    kmsKeys: kmsKeyStore(allowed, {
       refreshIntervalMs: config.kmsRefreshMs,
       onEvent: kmsObserver(logger, metrics, staleKeys),
     }),
     defaultRoot,
-    remoteRoots: new RemoteTrustRoots({ ...cache, onEvent: onRoot }),
+    remoteRoots: remoteTrustRoots(allowed, { ...cache, onEvent: onRoot }),
     generation: 0,
     start(onChange: () => void) {
       const changed = (refreshed: boolean) => {
@@ -71,20 +83,40 @@ export async function createRefreshedInputs(
         onChange();
       };
       const kms = setInterval(() => void inputs.kmsKeys.refresh().then(changed), config.kmsRefreshMs);
-      const refreshRoots = () => {
-        void Promise.all([inputs.defaultRoot?.refresh() ?? false, inputs.remoteRoots.refresh()]).then((r) =>
+      kms.unref();
+      const refreshRoots = () =>
+        Promise.all([inputs.defaultRoot?.refresh() ?? false, inputs.remoteRoots.refresh()]).then((r) =>
           changed(r.some(Boolean)),
         );
+      // Every --tuf-refresh, and sooner when a root's metadata expires before that: the mirror is
+      // asked then, and a root whose metadata expired with nothing newer stops being trusted.
+      let roots: NodeJS.Timeout | undefined;
+      let stopped = false;
+      const schedule = () => {
+        if (stopped) return;
+        const expiries = [inputs.defaultRoot?.expiresAt, inputs.remoteRoots.earliestExpiry()].flatMap((d) =>
+          d === undefined ? [] : [d.getTime() - Date.now()],
+        );
+        const delay = Math.max(MIN_REFRESH_MS, Math.min(tuf.refreshMs, ...expiries));
+        roots = setTimeout(() => void refreshRoots().then(schedule), delay);
+        roots.unref();
       };
-      const roots = setInterval(refreshRoots, tuf.refreshMs);
       // Started from the cache (the mirror was not asked): ask it now, in the background.
-      if (inputs.defaultRoot?.source === 'cache') refreshRoots();
-      kms.unref();
-      roots.unref();
+      if (inputs.defaultRoot?.source === 'cache') void refreshRoots().then(schedule);
+      else schedule();
       return () => {
+        stopped = true;
         clearInterval(kms);
-        clearInterval(roots);
+        clearTimeout(roots);
       };
+    },
+    async retain(trustRoots: readonly TrustRoot[]) {
+      await inputs.remoteRoots.retain(trustRoots);
+      const names = new Set(trustRoots.map((root) => root.metadata.name));
+      for (const name of staleRoots.keys()) {
+        if (name !== defaultRoot?.name && !names.has(name)) staleRoots.delete(name);
+      }
+      countStale(metrics, staleRoots);
     },
   };
   return inputs;
@@ -111,7 +143,19 @@ function kmsObserver(logger: Logger, metrics: SignetMetrics, stale: Set<string>)
   };
 }
 
-function rootObserver(logger: Logger, metrics: SignetMetrics, stale: Set<string>) {
+/** What a root's staleness label says is in use instead of a fresh root. */
+function usingLabel(using: LivingRootEvent & { kind: 'failed' }): string {
+  return using.using === 'mirror' ? 'last_good' : using.using;
+}
+
+function countStale(metrics: SignetMetrics, stale: ReadonlyMap<string, string>): void {
+  metrics.trustRootsStale.reset();
+  for (const using of ['last_good', 'cache', 'fallback', 'none']) {
+    metrics.trustRootsStale.set({ using }, [...stale.values()].filter((u) => u === using).length);
+  }
+}
+
+function rootObserver(logger: Logger, metrics: SignetMetrics, stale: Map<string, string>) {
   return (event: LivingRootEvent): void => {
     if (event.kind === 'refreshed') {
       metrics.trustRootRefreshes.inc({ result: 'ok' });
@@ -119,14 +163,18 @@ function rootObserver(logger: Logger, metrics: SignetMetrics, stale: Set<string>
       const ms = Math.round(event.durationMs);
       logger.info({ trustRoot: event.name, ms, changed: event.changed }, 'trust root refreshed');
     } else {
-      metrics.trustRootRefreshes.inc({ result: 'failed' });
-      stale.add(event.name);
+      metrics.trustRootRefreshes.inc({ result: event.expired ? 'expired' : 'failed' });
+      stale.set(event.name, usingLabel(event));
       const using =
         event.using === 'none'
           ? 'no root to use'
           : `keeping the ${event.using === 'mirror' ? 'last good' : event.using} root`;
-      logger.error({ trustRoot: event.name, err: event.error }, `trust root refresh failed: ${using}`);
+      const frozen = event.expired ? ' (the mirror serves expired metadata)' : '';
+      logger.error(
+        { trustRoot: event.name, err: event.error },
+        `trust root refresh failed${frozen}: ${using}`,
+      );
     }
-    metrics.trustRootsStale.set(stale.size);
+    countStale(metrics, stale);
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { serveConfigFrom } from '../../src/commands/serve-config.js';
+import { parseCommandLine } from '../../src/cli/flags.js';
+import { SERVE_COMMAND, serveConfigFrom } from '../../src/commands/serve-config.js';
 import { UsageError } from '../../src/errors.js';
 
 const files = { 'tls-cert-file': 'tls.crt', 'tls-key-file': 'tls.key' };
@@ -17,7 +18,13 @@ describe('signet serve flags', () => {
       tls: { mode: 'files', certFile: 'tls.crt', keyFile: 'tls.key' },
       webhookName: 'signet',
       insecureRegistries: [],
-      registries: { insecureRegistries: [], privateHosts: [], caCertificates: [], cloudCredentials: [] },
+      registries: {
+        insecureRegistries: [],
+        privateHosts: [],
+        caCertificates: [],
+        cloudCredentials: [],
+        kmsEndpoints: [],
+      },
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
@@ -81,10 +88,8 @@ describe('signet serve flags', () => {
       { ...files, 'insecure-registry': ['http://x'] },
       '--insecure-registry takes host[:port], got "http://x"',
     ],
-    [
-      { ...files, 'registry-private-host': ['https://x'] },
-      '--registry-private-host takes host[:port], got "https://x"',
-    ],
+    [{ ...files, 'private-host': ['https://x'] }, '--private-host takes host[:port], got "https://x"'],
+    [{ ...files, 'kms-endpoint': ['https://kms'] }, '--kms-endpoint takes host[:port], got "https://kms"'],
     [{ ...files, 'cloud-credentials': ['ecr,aws'] }, '--cloud-credentials takes ecr, gcp, acr, got "aws"'],
     [
       { ...files, 'registry-ca-file': ['/nonexistent/ca.pem'] },
@@ -118,12 +123,34 @@ describe('signet serve registry flags', () => {
         privateHosts: [],
         caCertificates: [pem],
         cloudCredentials: ['ecr', 'gcp', 'acr'],
+        kmsEndpoints: [],
       });
-      const gitlab = serveConfigFrom({ ...files, 'registry-private-host': ['gitlab.corp:443'] }, {});
+      const gitlab = serveConfigFrom(
+        { ...files, 'private-host': ['gitlab.corp:443'], 'kms-endpoint': ['localstack:4566'] },
+        {},
+      );
       expect(gitlab.registries.privateHosts).toEqual(['gitlab.corp:443']);
+      expect(gitlab.registries.kmsEndpoints).toEqual(['localstack:4566']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('signet serve outbound flags', () => {
+  it('keeps --registry-private-host working as a spelling of --private-host, and takes --kms-endpoint', () => {
+    const { values } = parseCommandLine(SERVE_COMMAND, [
+      '--policy-file=p.yaml',
+      '--tls-cert-file=c',
+      '--tls-key-file=k',
+      '--registry-private-host=gitlab.corp',
+      '--private-host=tuf.corp:8080',
+      '--kms-endpoint=localstack:4566',
+      '--kms-endpoint=kms.corp.example',
+    ]);
+    const config = serveConfigFrom(values, {});
+    expect(config.registries.privateHosts).toEqual(['gitlab.corp', 'tuf.corp:8080']);
+    expect(config.registries.kmsEndpoints).toEqual(['localstack:4566', 'kms.corp.example']);
   });
 });
 

@@ -7,7 +7,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { isPrivateAddress } from '../registry/private-address.js';
 
-/** A connection was refused because its name resolved to a loopback, private or link-local address. */
+/** A connection was refused: its host is, or its name resolved to, a loopback, private or link-local address. */
 export class PrivateAddressError extends Error {
   override readonly name = 'PrivateAddressError';
   readonly code = 'SIGNET_PRIVATE_ADDRESS';
@@ -15,7 +15,11 @@ export class PrivateAddressError extends Error {
   readonly address: string;
 
   constructor(hostname: string, address: string) {
-    super(`${hostname} resolves to ${address}, a loopback, private or link-local address`);
+    super(
+      hostname === address
+        ? `${hostname} is a loopback, private or link-local address`
+        : `${hostname} resolves to ${address}, a loopback, private or link-local address`,
+    );
     this.hostname = hostname;
     this.address = address;
   }

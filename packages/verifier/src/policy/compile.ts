@@ -250,6 +250,16 @@ async function kmsKeyOf(
     );
   }
   const found = await context.kmsKeys.lookup(uri);
+  if (found.kind === 'refused') {
+    throw new PolicyCompileError(
+      'UNSUPPORTED_KMS',
+      { ...site, path: `${site.path}.key.kms` },
+      found.error.message,
+      {
+        cause: found.error,
+      },
+    );
+  }
   if (found.kind === 'unavailable') {
     return new SignatureCheckError('KMS_UNAVAILABLE', found.error.message, { cause: found.error });
   }

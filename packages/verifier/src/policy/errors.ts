@@ -10,7 +10,7 @@ export type PolicyCompileCode =
   | 'INVALID_POLICY'
   /** The CUE or Rego engine failed while compiling the policy (not built, out of time or memory). */
   | 'POLICY_ENGINE_FAILED'
-  /** A `kms` Signet cannot use: no KMS key source configured, or `ca-cert.kms`. */
+  /** A `kms` Signet cannot use: no KMS key source configured, `ca-cert.kms`, a malformed URI, an endpoint not allowed. */
   | 'UNSUPPORTED_KMS'
   /** A public key that does not parse. */
   | 'INVALID_KEY'

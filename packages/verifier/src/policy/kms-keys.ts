@@ -13,8 +13,15 @@ export interface KmsPublicKey {
   readonly hashAlgorithm?: string | undefined;
 }
 
-/** Fetches one key by its cosign URI. Must honour `signal` (the store's per-fetch timeout). */
-export type KmsKeyFetcher = (uri: string, signal: AbortSignal) => Promise<KmsPublicKey>;
+/**
+ * Fetches one key by its cosign URI. Must honour `signal` (the store's per-fetch timeout). May
+ * carry `check`: it decides without any I/O whether a URI is one the fetcher will never fetch (a
+ * malformed URI, an endpoint the operator did not allow), throwing a coded error that says why;
+ * such a key is `refused` (a policy naming it does not compile) and never fetched.
+ */
+export type KmsKeyFetcher = ((uri: string, signal: AbortSignal) => Promise<KmsPublicKey>) & {
+  readonly check?: (uri: string) => void;
+};
 
 /** What the store did, for logs and metrics. */
 export type KmsKeyEvent =
@@ -36,7 +43,9 @@ export type KmsKeyLookup =
       /** Set when the last refresh failed and this is the last good key. */
       readonly stale: Error | undefined;
     }
-  | { readonly kind: 'unavailable'; readonly error: Error };
+  | { readonly kind: 'unavailable'; readonly error: Error }
+  /** The fetcher's `check` refused the URI: nothing was (or will be) fetched. */
+  | { readonly kind: 'refused'; readonly error: Error };
 
 /** What the policy compiler needs from a KMS key store. */
 export interface KmsKeySource {
@@ -105,6 +114,11 @@ export class KmsKeyStore implements KmsKeySource {
 
   /** The key of `uri`: kept if younger than the refresh interval, else fetched (last good kept on failure). */
   async lookup(uri: string): Promise<KmsKeyLookup> {
+    try {
+      this.#fetcher.check?.(uri);
+    } catch (error) {
+      return { kind: 'refused', error: error instanceof Error ? error : new KmsKeyError(uri, String(error)) };
+    }
     const entry = this.#touch(uri);
     if (this.#due(entry)) await this.#fetch(uri, entry);
     return this.#result(uri, entry);

@@ -3,8 +3,14 @@
 // does), with a deadline and a size cap. A fetched policy is cached by (URL, digest): its content
 // cannot change, so it is never fetched again, and admissions never fetch. A failure is cached
 // for a short while, so recompiling a snapshot retries a broken policy on a bounded schedule.
+// Whoever writes the policy chooses the URL: it goes through the same private-address guard as a
+// registry's token realm (`OutboundNetwork`), and a failure to connect is said in a short class.
 import { createHash } from 'node:crypto';
-import { request } from 'node:https';
+import { BodyTooLargeError, cancelQuietly, readCappedBody } from '../net/capped-body.js';
+import type { NetworkOptions } from '../net/dispatcher.js';
+import { OutboundNetwork } from '../net/outbound.js';
+import { dispatchFetch, type FetchFunction, type FetchResponse } from '../net/request.js';
+import { unreachable } from '../net/unreachable.js';
 import type { RemotePolicyFetch } from './engines.js';
 
 export interface RemotePolicyOptions {
@@ -16,8 +22,14 @@ export interface RemotePolicyOptions {
   readonly retryAfterMs?: number;
   /** How many fetched policies are kept (least recently used go first). */
   readonly maxEntries?: number;
-  /** Certificates to trust instead of Node's CA store (a private policy server, tests). */
+  /** Extra CA certificates (PEM) trusted beside the system ones (a private policy server, tests). */
   readonly ca?: string | Buffer;
+  /** Hosts (`host[:port]`) the operator allows on loopback, private or link-local addresses. */
+  readonly privateHosts?: Iterable<string>;
+  /** Proxies (from `env`), name resolution (`lookup`), connect timeout. */
+  readonly network?: Omit<NetworkOptions, 'caCertificates'>;
+  /** How requests are sent (`dispatchFetch`); it receives the dispatcher to use. */
+  readonly fetch?: FetchFunction;
   readonly now?: () => number;
 }
 
@@ -29,10 +41,26 @@ type Entry = { readonly text: Promise<string>; failedAt?: number };
 
 const DEFAULTS = { timeoutMs: 10_000, maxBytes: 1024 * 1024, retryAfterMs: 60_000, maxEntries: 256 };
 
+interface Fetching {
+  readonly settings: typeof DEFAULTS;
+  readonly outbound: OutboundNetwork;
+  readonly fetch: FetchFunction;
+}
+
 /** A {@link RemotePolicyFetch} with its cache. */
 export function remotePolicyFetcher(options: RemotePolicyOptions = {}): RemotePolicyFetch {
-  const settings = { ...DEFAULTS, ...options };
-  const now = options.now ?? Date.now;
+  const { ca, privateHosts, network, fetch, now: clock, ...limits } = options;
+  const settings = { ...DEFAULTS, ...limits };
+  const now = clock ?? Date.now;
+  const fetching: Fetching = {
+    settings,
+    outbound: new OutboundNetwork({
+      ...network,
+      ...(ca === undefined ? {} : { caCertificates: [ca.toString()] }),
+      ...(privateHosts === undefined ? {} : { privateHosts }),
+    }),
+    fetch: fetch ?? dispatchFetch,
+  };
   const entries = new Map<string, Entry>();
   return (url: string, sha256: string): Promise<string> => {
     const key = `${sha256} ${url}`;
@@ -45,7 +73,7 @@ export function remotePolicyFetcher(options: RemotePolicyOptions = {}): RemotePo
       entries.set(key, cached);
       return cached.text;
     }
-    const entry: Entry = { text: fetchPolicy(url, sha256, settings) };
+    const entry: Entry = { text: fetchPolicy(url, sha256, fetching) };
     entry.text.catch(() => {
       entry.failedAt = now();
     });
@@ -59,57 +87,41 @@ export function remotePolicyFetcher(options: RemotePolicyOptions = {}): RemotePo
   };
 }
 
-function fetchPolicy(
+async function fetchPolicy(
   url: string,
   sha256: string,
-  settings: typeof DEFAULTS & { readonly ca?: string | Buffer },
+  { settings, outbound, fetch }: Fetching,
 ): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const fail = (message: string, cause?: unknown) =>
-      reject(new RemotePolicyError(`fetching the policy from ${url}: ${message}`, { cause }));
-    const call = request(url, {
+  const fail = (message: string, cause?: unknown) =>
+    new RemotePolicyError(`fetching the policy from ${url}: ${message}`, { cause });
+  const target = URL.parse(url);
+  if (target?.protocol !== 'https:') throw fail('an https URL is expected');
+  const signal = AbortSignal.timeout(settings.timeoutMs);
+  let response: FetchResponse;
+  try {
+    const dispatcher = await outbound.dispatcherFor(target);
+    response = await fetch(target, {
       method: 'GET',
-      timeout: settings.timeoutMs,
-      ...(settings.ca === undefined ? {} : { ca: settings.ca }),
       headers: { accept: 'text/plain, */*' },
+      signal,
+      dispatcher,
     });
-    const deadline = setTimeout(
-      () => call.destroy(new Error(`no answer within ${settings.timeoutMs} ms`)),
-      settings.timeoutMs,
-    );
-    call.on('error', (error) => {
-      clearTimeout(deadline);
-      fail(error.message, error);
-    });
-    call.on('response', (response) => {
-      const status = response.statusCode ?? 0;
-      if (status < 200 || status > 299) {
-        response.resume();
-        clearTimeout(deadline);
-        fail(`the server answered ${status}`);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > settings.maxBytes) {
-          call.destroy(new Error(`the policy is larger than ${settings.maxBytes} bytes`));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      response.on('end', () => {
-        clearTimeout(deadline);
-        const body = Buffer.concat(chunks);
-        const digest = createHash('sha256').update(body).digest('hex');
-        if (digest !== sha256) {
-          fail(`its sha256 is ${digest}, not the sha256sum ${sha256} the policy pins`);
-          return;
-        }
-        resolve(body.toString('utf8'));
-      });
-    });
-    call.end();
-  });
+  } catch (error) {
+    throw fail(unreachable(target.host, error).message, error);
+  }
+  if (response.status < 200 || response.status > 299) {
+    await cancelQuietly(response.body);
+    throw fail(`the server answered ${response.status}`);
+  }
+  let body: Buffer;
+  try {
+    body = await readCappedBody(response, settings.maxBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError)
+      throw fail(`the policy is larger than ${settings.maxBytes} bytes`);
+    throw fail(unreachable(target.host, error).message, error);
+  }
+  const digest = createHash('sha256').update(body).digest('hex');
+  if (digest !== sha256) throw fail(`its sha256 is ${digest}, not the sha256sum ${sha256} the policy pins`);
+  return body.toString('utf8');
 }

@@ -7,14 +7,14 @@
 // sends Signet to, whose names must not resolve to private addresses. Both honour proxy settings
 // and the extra CA certificates.
 import type { Dispatcher } from 'undici';
-import { createDispatcher, type NetworkOptions } from '../net/dispatcher.js';
-import { guardedLookup, PrivateAddressError } from '../net/lookup.js';
+import type { NetworkOptions } from '../net/dispatcher.js';
+import { PrivateAddressError } from '../net/lookup.js';
+import { OutboundNetwork } from '../net/outbound.js';
 import { dispatchFetch, type FetchFunction, type FetchResponse } from '../net/request.js';
 import { type OverCap, readBody } from './body.js';
 import { type Clock, systemClock } from './clock.js';
 import { CallBudget, type RegistryCall } from './deadline.js';
 import { displayUrl, RegistryError, type RegistryErrorContext } from './errors.js';
-import { isLocalhostName, isPrivateAddress } from './private-address.js';
 import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
@@ -73,30 +73,28 @@ export class HttpTransport {
   readonly #fetch: FetchFunction;
   readonly #random: () => number;
   readonly #insecure: ReadonlySet<string>;
-  readonly #privateHosts: ReadonlySet<string>;
   readonly #retry: RetryPolicy;
   readonly #maxRedirects: number;
   readonly #errorBodyMaxBytes: number;
-  readonly #network: NetworkOptions;
-  #direct: Promise<Dispatcher> | undefined;
-  #guarded: Promise<Dispatcher> | undefined;
+  readonly #outbound: OutboundNetwork;
 
   constructor(options: HttpTransportOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.#fetch = options.fetch ?? dispatchFetch;
-    this.#network = options;
     this.#random = options.random ?? Math.random;
     this.#insecure = lowercased(options.insecureHosts);
-    this.#privateHosts = new Set([...this.#insecure, ...lowercased(options.privateHosts)]);
+    this.#outbound = new OutboundNetwork({
+      ...options,
+      privateHosts: [...this.#insecure, ...lowercased(options.privateHosts)],
+    });
     this.#retry = options.retry ?? DEFAULT_RETRY_POLICY;
     this.#maxRedirects = options.maxRedirects ?? 5;
     this.#errorBodyMaxBytes = options.errorBodyMaxBytes ?? 16 * 1024;
   }
 
   /** Closes the connections kept alive (a process that is done with the registry calls this). */
-  async close(): Promise<void> {
-    const dispatchers = await Promise.all([this.#direct, this.#guarded]);
-    await Promise.all(dispatchers.map((dispatcher) => dispatcher?.close()));
+  close(): Promise<void> {
+    return this.#outbound.close();
   }
 
   /** Whether `host` (`host[:port]`) is listed as insecure, i.e. served over plain HTTP. */
@@ -160,21 +158,16 @@ export class HttpTransport {
         `refusing ${displayUrl(url)}: only https is allowed for hosts not listed as insecure`,
       );
     }
-    const host = url.host.toLowerCase();
-    if (host === context.registry.toLowerCase() || this.#privateHosts.has(host)) {
-      this.#direct ??= createDispatcher(this.#network);
-      return this.#direct;
-    }
-    if (isPrivateAddress(url.hostname) || isLocalhostName(url.hostname)) {
+    const chosenBy = url.host.toLowerCase() === context.registry.toLowerCase() ? 'operator' : 'other';
+    if (this.#outbound.refuses(url, chosenBy)) {
       throw new RegistryError(
         'INSECURE_REFUSED',
         context,
         `refusing ${displayUrl(url)}: a loopback, private or link-local address that is not the registry itself ` +
-          '(list the host as a private registry host to allow it)',
+          '(list the host as a private host to allow it)',
       );
     }
-    this.#guarded ??= createDispatcher({ ...this.#network, lookup: guardedLookup(this.#network.lookup) });
-    return this.#guarded;
+    return this.#outbound.dispatcherFor(url, chosenBy);
   }
 
   async #fetchWithRetries(
@@ -283,7 +276,7 @@ function connectionRefusal(error: unknown, request: HttpRequest): RegistryError 
         'INSECURE_REFUSED',
         context,
         `refusing ${displayUrl(url)}: ${cause.message}, and not the registry itself ` +
-          '(list the host as a private registry host to allow it)',
+          '(list the host as a private host to allow it)',
       );
     }
     cause = cause.cause;

@@ -7,6 +7,7 @@ import { decodeBase64 } from '../sigstore/pem.js';
 import { TrustRootError } from './errors.js';
 import { LivingTrustRoot, type LivingTrustRootOptions } from './living-root.js';
 import { type CompiledTrustRoot, PUBLIC_GOOD, trustRootFromJSON } from './trusted-root.js';
+import { TufMetadataCache } from './tuf-cache.js';
 
 export const PUBLIC_GOOD_MIRROR = 'https://tuf-repo-cdn.sigstore.dev';
 
@@ -33,6 +34,8 @@ export type LivingPublicGoodOptions = Omit<LivingTrustRootOptions, 'name' | 'ori
   readonly mirror?: string;
   /** The initial root (`--tuf-root`); default: the public-good `root.json` embedded in @sigstore/tuf. */
   readonly root?: Buffer;
+  /** A directory for the verified metadata (one entry: a changed mirror or root replaces it); ignored with `cache`. */
+  readonly cacheDir?: string;
 };
 
 /**
@@ -47,8 +50,13 @@ export async function livingPublicGoodRoot(options: LivingPublicGoodOptions = {}
   const fallback =
     options.fallback ?? (options.root === undefined ? trustRootFromSeed(seed, options.clock) : undefined);
   const root = options.root ?? decodeBase64(seed?.['root.json'] ?? '');
+  const { cacheDir, ...living } = options;
+  const cache =
+    options.cache ??
+    (cacheDir === undefined ? undefined : new TufMetadataCache({ dir: cacheDir, maxEntries: 1 }));
   return new LivingTrustRoot({
-    ...options,
+    ...living,
+    ...(cache === undefined ? {} : { cache }),
     name: PUBLIC_GOOD,
     origin: 'public-good',
     mirror: options.mirror ?? PUBLIC_GOOD_MIRROR,

@@ -4,14 +4,23 @@
 // reached only for `remote`, only through the injected `TufClient`, and under a deadline;
 // `repository` never leaves the process.
 import type { TrustRootRemote, TrustRootRepository } from '@signet/k8s-types';
+import type { NetworkOptions } from '../net/dispatcher.js';
+import { OutboundNetwork } from '../net/outbound.js';
 import { decodeBase64 } from '../sigstore/pem.js';
 import { TrustRootError } from './errors.js';
-import type { RemoteTrustRoots } from './remote-roots.js';
+import type { RemoteRootSpec, RemoteTrustRoots } from './remote-roots.js';
 import { readTarGz } from './tar.js';
 import { type CompiledTrustRoot, trustRootFromJSON } from './trusted-root.js';
-import { memoryFiles, type TufClient, type TufRequest, tufJsClient } from './tuf-client.js';
+import {
+  httpFiles,
+  memoryFiles,
+  type TufClient,
+  type TufRequest,
+  TufUpdateError,
+  tufJsClient,
+} from './tuf-client.js';
 
-export type { TufClient, TufRequest } from './tuf-client.js';
+export type { TufClient, TufRequest, TufResult } from './tuf-client.js';
 
 export const DEFAULT_TRUSTED_ROOT_TARGET = 'trusted_root.json';
 export const DEFAULT_TUF_TIMEOUT_MS = 10_000;
@@ -24,6 +33,10 @@ export interface TufLoadOptions {
   readonly clock?: () => Date;
   /** Keeps `remote` TrustRoots across compiles and refreshes them (see RemoteTrustRoots); fetched per load without it. */
   readonly remoteRoots?: RemoteTrustRoots;
+  /** Without `remoteRoots`: hosts (`host[:port]`) the operator allows mirrors on private addresses at. */
+  readonly privateHosts?: Iterable<string>;
+  /** Without `remoteRoots`: proxies (from `env`), extra CAs, name resolution (`lookup`). */
+  readonly network?: NetworkOptions;
 }
 
 /** Loads a `remote` TrustRoot: the trusted root target from its mirror, TUF-verified from `root`. */
@@ -32,25 +45,46 @@ export async function loadRemoteTrustRoot(
   remote: TrustRootRemote,
   options: TufLoadOptions = {},
 ): Promise<CompiledTrustRoot> {
-  checkTargetsPath(name, remote.targets);
+  const spec = remoteRootSpec(name, remote);
+  if (options.remoteRoots !== undefined) return options.remoteRoots.load(spec);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TUF_TIMEOUT_MS;
-  const request: TufRequest = {
-    mirror: remote.mirror.replace(/\/+$/, ''),
+  // Once, without a cache: the mirror goes through the private-address guard.
+  const outbound = new OutboundNetwork({
+    ...options.network,
+    ...(options.privateHosts === undefined ? {} : { privateHosts: options.privateHosts }),
+  });
+  const { mirror, root, target } = spec;
+  const request: TufRequest = { mirror, root, target, timeoutMs, files: httpFiles({ outbound }) };
+  try {
+    const document = await fetchTarget(name, options.tufClient ?? tufJsClient, request, timeoutMs);
+    return trustRootFromJSON(document, { name, origin: 'remote', ...clockOption(options) });
+  } finally {
+    await outbound.close();
+  }
+}
+
+/**
+ * What a `remote` TrustRoot asks to fetch, checked for form (no I/O): an http(s) mirror, the
+ * default targets path, an initial root that is TUF root metadata no larger than tuf-js accepts
+ * for a root. Throws {@link TrustRootError}.
+ */
+export function remoteRootSpec(name: string, remote: TrustRootRemote): RemoteRootSpec {
+  checkTargetsPath(name, remote.targets);
+  const mirror = remote.mirror.replace(/\/+$/, '');
+  const url = URL.parse(mirror);
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.host === '') {
+    throw new TrustRootError(
+      'TRUST_ROOT_INVALID',
+      name,
+      `mirror ${JSON.stringify(remote.mirror)} is not an http(s) URL`,
+    );
+  }
+  return {
+    name,
+    mirror,
     root: initialRoot(name, remote.root),
     target: remote.trustedRootTarget || DEFAULT_TRUSTED_ROOT_TARGET,
-    timeoutMs,
   };
-  if (options.remoteRoots !== undefined) {
-    return options.remoteRoots.load({
-      name,
-      remote,
-      mirror: request.mirror,
-      root: request.root,
-      target: request.target,
-    });
-  }
-  const document = await fetchTarget(name, options.tufClient ?? tufJsClient, request, timeoutMs);
-  return trustRootFromJSON(document, { name, origin: 'remote', ...clockOption(options) });
 }
 
 /**
@@ -88,9 +122,26 @@ function checkTargetsPath(name: string, targets: string | undefined): void {
   }
 }
 
+/** tuf-js's limit for a root (`rootMaxLength`): a larger initial root could never be updated anyway. */
+const MAX_ROOT_BYTES = 512_000;
+
 function initialRoot(name: string, encoded: string): Buffer {
+  let root: Buffer;
   try {
-    const root = decodeBase64(encoded);
+    root = decodeBase64(encoded);
+  } catch (error) {
+    throw new TrustRootError('TRUST_ROOT_INVALID', name, 'root must be base64 of a TUF root.json', {
+      cause: error,
+    });
+  }
+  if (root.length > MAX_ROOT_BYTES) {
+    throw new TrustRootError(
+      'TRUST_ROOT_INVALID',
+      name,
+      `root is larger than ${MAX_ROOT_BYTES} bytes, the most tuf-js accepts for a root`,
+    );
+  }
+  try {
     const parsed = JSON.parse(root.toString('utf8')) as { signed?: { _type?: unknown; version?: unknown } };
     if (parsed.signed?._type !== 'root' || !Number.isSafeInteger(parsed.signed.version)) {
       throw new Error('not TUF root metadata');
@@ -110,14 +161,20 @@ async function fetchTarget(
   timeoutMs: number,
 ): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
+  const controller = new AbortController();
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => {
+      const late = new Error(`no answer within ${timeoutMs} ms`);
+      controller.abort(late);
+      reject(late);
+    }, timeoutMs);
   });
   try {
-    return await Promise.race([client(request), deadline]);
+    return (await Promise.race([client({ ...request, signal: controller.signal }), deadline])).content;
   } catch (error) {
-    const where = request.files === undefined ? `from ${request.mirror}` : 'from mirrorFS';
-    throw new TrustRootError('TRUST_ROOT_UNAVAILABLE', name, `cannot load ${request.target} ${where}`, {
+    const where = request.mirror.startsWith('memory:') ? 'from mirrorFS' : `from ${request.mirror}`;
+    const why = error instanceof TufUpdateError ? `: ${error.message}` : '';
+    throw new TrustRootError('TRUST_ROOT_UNAVAILABLE', name, `cannot load ${request.target} ${where}${why}`, {
       cause: error,
     });
   } finally {

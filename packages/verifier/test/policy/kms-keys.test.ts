@@ -183,4 +183,35 @@ describe('compiled KMS authorities', () => {
     expect(authority.state.reason.kind).toBe('infrastructure');
     expect(authority.state.reason.message).toContain('no route to host');
   });
+
+  it("do not compile when the fetcher's check refuses the URI, and nothing is fetched", async () => {
+    let fetched = 0;
+    const refusing = (thrown: unknown): KmsKeyFetcher =>
+      Object.assign(
+        async () => {
+          fetched += 1;
+          return { pem: publicPem(ecKeyPair()) };
+        },
+        {
+          check: () => {
+            throw thrown;
+          },
+        },
+      );
+    const refusal = Object.assign(new Error('KMS endpoint 10.0.0.1 is not an AWS KMS endpoint'), {
+      code: 'SIGNET_KMS_ENDPOINT_REFUSED',
+    });
+    const store = new KmsKeyStore({ fetcher: refusing(refusal) });
+    await expect(compile(store)).rejects.toMatchObject({
+      code: 'UNSUPPORTED_KMS',
+      path: 'spec.authorities[0].key.kms',
+      message: expect.stringContaining('KMS endpoint 10.0.0.1 is not an AWS KMS endpoint'),
+      cause: refusal,
+    });
+    expect(await store.lookup(URI)).toEqual({ kind: 'refused', error: refusal });
+    expect(store.uris()).toEqual([]);
+    const odd = await new KmsKeyStore({ fetcher: refusing('not an error') }).lookup(URI);
+    expect(odd.kind === 'refused' && odd.error.message).toBe(`KMS key ${URI}: not an error`);
+    expect(fetched).toBe(0);
+  });
 });

@@ -13,6 +13,7 @@ import { type LivingRootEvent, LivingTrustRoot } from '../../src/trust/living-ro
 import { livingPublicGoodRoot } from '../../src/trust/public-good.js';
 import { RemoteTrustRoots } from '../../src/trust/remote-roots.js';
 import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
+import { TufMetadataCache } from '../../src/trust/tuf-cache.js';
 import { loadTestbed, type Testbed } from '../registry/helpers/testbed.js';
 import { makeInfra } from '../support/fixtures.js';
 
@@ -60,7 +61,7 @@ describe('living trust roots from a python-tuf repository', () => {
       origin: 'remote',
       mirror: mirror.url,
       root: initialRoot,
-      cacheDir,
+      cache: new TufMetadataCache({ dir: cacheDir }),
       timeoutMs: 3_000,
       onEvent: (event) => events.push(event),
       ...extra,
@@ -161,7 +162,10 @@ describe('living trust roots from a python-tuf repository', () => {
   });
 
   it('keeps remote TrustRoots across compiles: fetched once, refreshed on request', async () => {
-    const remoteRoots = new RemoteTrustRoots({ cacheDir: join(dir, 'cache-remote'), timeoutMs: 3_000 });
+    // The mirror is on loopback: listed as an operator lists a private mirror.
+    const privateHosts = [new URL(mirror.url).host];
+    const cacheDir = join(dir, 'cache-remote');
+    const remoteRoots = new RemoteTrustRoots({ cacheDir, timeoutMs: 3_000, privateHosts });
     const trustRoot = parseTrustRoot({
       apiVersion: 'policy.sigstore.dev/v1alpha1',
       kind: 'TrustRoot',
@@ -178,13 +182,13 @@ describe('living trust roots from a python-tuf repository', () => {
     expect(await remoteRoots.refresh()).toBe(true);
     const updated = await trustRootResolver([trustRoot], { remoteRoots })('private');
     expect(updated).not.toBe(first);
-    // Dropped and loaded again with the mirror down: the on-disk cache answers; without a cache,
-    // the TrustRoot is unavailable (its authorities fail as infrastructure failures).
-    remoteRoots.retain([]);
+    // A restart with the mirror down: the on-disk cache answers; without a cache, the TrustRoot
+    // is unavailable (its authorities fail as infrastructure failures).
     await mirror.stop();
-    const cached = await trustRootResolver([trustRoot], { remoteRoots })('private');
+    const restarted = new RemoteTrustRoots({ cacheDir, timeoutMs: 1_000, privateHosts });
+    const cached = await trustRootResolver([trustRoot], { remoteRoots: restarted })('private');
     expect(cached.trustedRoot).toEqual(updated.trustedRoot);
-    const uncached = new RemoteTrustRoots({ timeoutMs: 1_000 });
+    const uncached = new RemoteTrustRoots({ timeoutMs: 1_000, privateHosts });
     await expect(trustRootResolver([trustRoot], { remoteRoots: uncached })('private')).rejects.toMatchObject({
       code: 'TRUST_ROOT_UNAVAILABLE',
     });

@@ -222,7 +222,11 @@ describe('compiling TrustRoot objects', () => {
     const remote = await compileTrustRoot(
       trustRootObject('m', { remote: { root: repo.root.toString('base64'), mirror: 'https://m' } }),
       {
-        tufClient: async () => JSON.stringify(infra.trustedRootJSON),
+        tufClient: async () => ({
+          content: JSON.stringify(infra.trustedRootJSON),
+          expires: new Date('2099-01-01'),
+          verified: new Map(),
+        }),
       },
     );
     expect(remote.origin).toBe('remote');
@@ -236,7 +240,7 @@ describe('compiling TrustRoot objects', () => {
     const resolver = trustRootResolver([trustRootObject('inline', sigstoreKeysFor(infra)), infra.trustRoot], {
       tufClient: async () => {
         calls++;
-        return '';
+        return { content: '', expires: new Date('2099-01-01'), verified: new Map() };
       },
     });
     const first = await resolver('inline');

@@ -44,7 +44,7 @@ describe('remote TrustRoots', () => {
     const root = await loadRemoteTrustRoot(
       'private',
       { root: b64(repo.root), mirror: `${server.url}/` },
-      { clock },
+      { clock, privateHosts: [new URL(server.url).host] },
     );
     expect(root).toMatchObject({ name: 'private', origin: 'remote', loadedAt: clock() });
     expect(root.material.tlogs[0]?.logID).toEqual(infra.trustRoot.material.tlogs[0]?.logID);
@@ -62,21 +62,28 @@ describe('remote TrustRoots', () => {
   it('follow root rotation and read a custom target name', async () => {
     const repo = makeTufRepo({ 'custom.json': trustedRoot }, { rotateRoot: true, consistentSnapshot: true });
     const server = await mirror(repo.files);
-    const root = await loadRemoteTrustRoot('rotated', {
-      root: b64(repo.root),
-      mirror: server.url,
-      trustedRootTarget: 'custom.json',
-      targets: 'targets',
-    });
+    const root = await loadRemoteTrustRoot(
+      'rotated',
+      { root: b64(repo.root), mirror: server.url, trustedRootTarget: 'custom.json', targets: 'targets' },
+      { privateHosts: [new URL(server.url).host] },
+    );
     expect(root.trustedRoot.tlogs).toHaveLength(1);
   });
 
   it('refuse metadata signed by keys the root does not trust', async () => {
     const repo = makeTufRepo({ 'trusted_root.json': trustedRoot }, { untrusted: true });
     const server = await mirror(repo.files);
-    const error = await failure(loadRemoteTrustRoot('evil', { root: b64(repo.root), mirror: server.url }));
+    const error = await failure(
+      loadRemoteTrustRoot(
+        'evil',
+        { root: b64(repo.root), mirror: server.url },
+        { privateHosts: [new URL(server.url).host] },
+      ),
+    );
     expect(error).toMatchObject({ code: 'TRUST_ROOT_UNAVAILABLE', trustRoot: 'evil' });
-    expect(error.message).toBe(`TrustRoot "evil": cannot load trusted_root.json from ${server.url}`);
+    expect(error.message).toBe(
+      `TrustRoot "evil": cannot load trusted_root.json from ${server.url}: its metadata does not verify`,
+    );
     expect(error.cause).toBeInstanceOf(Error);
   });
 
@@ -86,10 +93,16 @@ describe('remote TrustRoots', () => {
     await server.close();
     closers.pop();
     const error = await failure(
-      loadRemoteTrustRoot('down', { root: b64(repo.root), mirror: server.url }, { timeoutMs: 2000 }),
+      loadRemoteTrustRoot(
+        'down',
+        { root: b64(repo.root), mirror: server.url },
+        { timeoutMs: 2000, privateHosts: [new URL(server.url).host] },
+      ),
     );
     expect(error.code).toBe('TRUST_ROOT_UNAVAILABLE');
-    expect(error.message).toContain('cannot load trusted_root.json from http://127.0.0.1:');
+    expect(error.message).toBe(
+      `TrustRoot "down": cannot load trusted_root.json from ${server.url}: could not reach ${new URL(server.url).host}: the connection failed`,
+    );
   });
 
   it('give up at the deadline and use the injected client', async () => {
@@ -108,9 +121,19 @@ describe('remote TrustRoots', () => {
     );
     expect(error.cause).toMatchObject({ message: 'no answer within 20 ms' });
     expect(requests).toEqual([
-      { mirror: 'https://tuf.example', root: repo.root, target: 'trusted_root.json', timeoutMs: 20 },
+      expect.objectContaining({
+        mirror: 'https://tuf.example',
+        root: repo.root,
+        target: 'trusted_root.json',
+        timeoutMs: 20,
+        signal: expect.objectContaining({ aborted: true }),
+      }),
     ]);
-    const answering: TufClient = async () => JSON.stringify(infra.trustedRootJSON);
+    const answering: TufClient = async () => ({
+      content: JSON.stringify(infra.trustedRootJSON),
+      expires: new Date('2099-01-01'),
+      verified: new Map(),
+    });
     const root = await loadRemoteTrustRoot(
       'fast',
       { root: b64(repo.root), mirror: 'https://tuf.example' },
@@ -192,7 +215,9 @@ describe('repository TrustRoots (mirrorFS)', () => {
     const error = await failure(
       loadRepositoryTrustRoot('e', { root: b64(expired.root), mirrorFS: b64(tarGz(expired.files)) }),
     );
-    expect(error.message).toBe('TrustRoot "e": cannot load trusted_root.json from mirrorFS');
+    expect(error.message).toBe(
+      'TrustRoot "e": cannot load trusted_root.json from mirrorFS: its metadata has expired (is the mirror still updated?)',
+    );
     const untrusted = makeTufRepo({ 'trusted_root.json': trustedRoot }, { untrusted: true });
     expect(
       (
