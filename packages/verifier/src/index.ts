@@ -20,6 +20,20 @@ export {
 export { createDispatcher, type NetworkOptions, proxySettings } from './net/dispatcher.js';
 export { dispatchFetch, type FetchFunction, type FetchInit, type FetchResponse } from './net/request.js';
 export {
+  type CelEvaluator,
+  type CelHost,
+  type CelOutcome,
+  DEFAULT_CEL_COST_LIMIT,
+} from './policy/cel-host.js';
+export {
+  CelSyntaxError,
+  CelWorkers,
+  CelWorkersError,
+  type CelWorkersErrorCode,
+  type CelWorkersEvent,
+  type CelWorkersOptions,
+} from './policy/cel-workers.js';
+export {
   type CompileContext,
   type CompiledAuthorities,
   type CompiledAuthority,

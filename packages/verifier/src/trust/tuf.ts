@@ -24,6 +24,11 @@ export interface TufLoadOptions {
   readonly clock?: () => Date;
   /** Keeps `remote` TrustRoots across compiles and refreshes them (see RemoteTrustRoots); fetched per load without it. */
   readonly remoteRoots?: RemoteTrustRoots;
+  /**
+   * No network I/O: a `remote` TrustRoot is checked for form (mirror URL, initial root, targets
+   * path) and then fails with `TRUST_ROOT_NOT_FETCHED`, its mirror never contacted.
+   */
+  readonly offline?: boolean;
 }
 
 /** Loads a `remote` TrustRoot: the trusted root target from its mirror, TUF-verified from `root`. */
@@ -33,6 +38,14 @@ export async function loadRemoteTrustRoot(
   options: TufLoadOptions = {},
 ): Promise<CompiledTrustRoot> {
   checkTargetsPath(name, remote.targets);
+  if (options.offline) {
+    initialRoot(name, remote.root);
+    throw new TrustRootError(
+      'TRUST_ROOT_NOT_FETCHED',
+      name,
+      `checked for form only; its mirror ${mirrorUrl(name, remote.mirror)} is contacted when the TrustRoot is loaded`,
+    );
+  }
   const timeoutMs = options.timeoutMs ?? DEFAULT_TUF_TIMEOUT_MS;
   const request: TufRequest = {
     mirror: remote.mirror.replace(/\/+$/, ''),
@@ -76,6 +89,24 @@ export async function loadRepositoryTrustRoot(
 
 function clockOption(options: TufLoadOptions): { clock?: () => Date } {
   return options.clock ? { clock: options.clock } : {};
+}
+
+/** An http(s) URL with a host: what an offline load checks of a mirror. */
+function mirrorUrl(name: string, mirror: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(mirror);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '') {
+    throw new TrustRootError(
+      'TRUST_ROOT_INVALID',
+      name,
+      `mirror ${JSON.stringify(mirror)} is not an http or https URL with a host`,
+    );
+  }
+  return url.href;
 }
 
 function checkTargetsPath(name: string, targets: string | undefined): void {
