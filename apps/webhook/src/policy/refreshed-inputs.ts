@@ -4,7 +4,7 @@
 // bumps the generation (new policy revisions, so no pass cached under the old key or root is
 // reused) and recompiles. Failures keep the last good key or root and are logged and counted.
 import { readFile } from 'node:fs/promises';
-import { createKmsKeyFetcher } from '@signet/kms';
+import { createKmsKeyFetcher, parseKmsUri } from '@signet/kms';
 import {
   type KmsKeyEvent,
   KmsKeyStore,
@@ -58,6 +58,8 @@ export async function createRefreshedInputs(
   const inputs = {
     kmsKeys: new KmsKeyStore({
       fetcher: createKmsKeyFetcher(),
+      // What apply-time validation checks of a `key.kms`, without fetching it.
+      checkUri: (uri) => void parseKmsUri(uri),
       refreshIntervalMs: config.kmsRefreshMs,
       onEvent: kmsObserver(logger, metrics, staleKeys),
     }),
