@@ -270,7 +270,7 @@ async function kmsKeyOf(
       throw new PolicyCompileError(
         'UNSUPPORTED_KMS',
         { ...site, path: `${site.path}.key.kms` },
-        messageOf(error),
+        (error as Error).message,
         {
           cause: error,
         },
@@ -424,8 +424,4 @@ function programContext(context: CompileContext): ProgramContext {
     fetchRemote: context.fetchRemotePolicy,
     offline: context.offline === true,
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

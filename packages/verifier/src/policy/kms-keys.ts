@@ -41,7 +41,7 @@ export type KmsKeyLookup =
 /** What the policy compiler needs from a KMS key store. */
 export interface KmsKeySource {
   lookup(uri: string): Promise<KmsKeyLookup>;
-  /** Throws when `uri` is not a KMS key URI of a supported form; fetches nothing (offline compiles). */
+  /** Throws an Error saying why when `uri` is not a KMS key URI of a supported form; fetches nothing. */
   checkUri?(uri: string): void;
 }
 

@@ -93,13 +93,8 @@ function clockOption(options: TufLoadOptions): { clock?: () => Date } {
 
 /** An http(s) URL with a host: what an offline load checks of a mirror. */
 function mirrorUrl(name: string, mirror: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(mirror);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '') {
+  const url = URL.parse(mirror);
+  if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '') {
     throw new TrustRootError(
       'TRUST_ROOT_INVALID',
       name,

@@ -465,7 +465,11 @@ describe('offline compiles', () => {
         },
       },
     });
-    const bad = await compileError({ key: { kms: 'gcpkms://nowhere' } }, {}, { kmsKeys: store, offline: true });
+    const bad = await compileError(
+      { key: { kms: 'gcpkms://nowhere' } },
+      {},
+      { kmsKeys: store, offline: true },
+    );
     expect(bad.code).toBe('UNSUPPORTED_KMS');
     expect(bad.message).toBe(
       'ClusterImagePolicy "release": spec.authorities[0].key.kms (authority "authority-0"): KMS URI "gcpkms://nowhere" names no supported provider',
@@ -526,6 +530,7 @@ describe('offline compiles', () => {
       [
         trustRoot('mirror', 'https://127.0.0.1:9/tuf'),
         trustRoot('not-a-url', 'ftp://127.0.0.1/tuf'),
+        trustRoot('no-url', 'mirror'),
         trustRoot('bad-root', 'https://127.0.0.1:9/tuf', 'bm90IGpzb24='),
       ] as never,
       {
@@ -552,6 +557,7 @@ describe('offline compiles', () => {
       code: 'TRUST_ROOT_INVALID',
       message: 'TrustRoot "not-a-url": mirror "ftp://127.0.0.1/tuf" is not an http or https URL with a host',
     });
+    await expect(trustRoots('no-url')).rejects.toMatchObject({ code: 'TRUST_ROOT_INVALID' });
     await expect(trustRoots('bad-root')).rejects.toMatchObject({ code: 'TRUST_ROOT_INVALID' });
     expect(contacted).toEqual([]);
   });
