@@ -151,7 +151,6 @@ export class ValidationCapacity {
     this.#cel ??= new CelWorkers({
       workers: 1,
       maxPrograms: 0,
-      maxQueued: this.#options.concurrency + (this.#options.maxWaiting ?? DEFAULT_MAX_WAITING),
       onEvent: (event) => this.#options.logger.info({ event }, 'policy validation: CEL worker'),
     });
     return this.#cel;
@@ -161,10 +160,9 @@ export class ValidationCapacity {
     const logger = this.#options.logger;
     this.#engines ??= import('@signet/policy-engines').then(({ createPolicyEngines }) =>
       createPolicyEngines({
-        limits: {
-          memoryLimitBytes: this.#options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT,
-          maxQueued: this.#options.concurrency + (this.#options.maxWaiting ?? DEFAULT_MAX_WAITING),
-        },
+        // The engines' own queue bound (1,000) applies: one policy may compile many programs, and
+        // at most `concurrency` checks, each bounded by its object's size, add to it.
+        limits: { memoryLimitBytes: this.#options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT },
         onEvent: (event) =>
           event.type === 'started'
             ? logger.info(

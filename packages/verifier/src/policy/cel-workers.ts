@@ -49,7 +49,11 @@ export type CelWorkersEvent =
 export interface CelWorkersOptions {
   /** Worker threads at most (default: 2, or 1 on a single core). */
   readonly workers?: number;
-  /** Requests waiting for a worker, beyond which new ones fail at once (default 64). */
+  /**
+   * Requests waiting for a worker, beyond which new ones fail at once (default 1,000: a snapshot
+   * compiles every CEL policy of the cluster at once; an evaluation waiting for a review that was
+   * answered leaves the queue).
+   */
   readonly maxQueued?: number;
   /** Deadline of one evaluation (default 1 s). */
   readonly evaluationTimeoutMs?: number;
@@ -62,8 +66,9 @@ export interface CelWorkersOptions {
   /** Each worker's JavaScript heap (default 64 MiB): an evaluation that needs more stops it. */
   readonly memoryLimitMb?: number;
   /**
-   * Compiled programs each worker keeps for the next evaluation (default 64, with at most 4 MiB
-   * of source). Zero for a pool that only checks expressions and must keep nothing.
+   * Compiled programs each worker keeps for the next evaluation (default 256, with at most 1 MiB
+   * of source, so that what is kept stays a small part of the worker's heap). Zero for a pool that
+   * only checks expressions and must keep nothing.
    */
   readonly maxPrograms?: number;
   readonly onEvent?: (event: CelWorkersEvent) => void;
@@ -87,14 +92,14 @@ interface Slot {
 }
 
 const DEFAULTS = {
-  maxQueued: 64,
+  maxQueued: 1_000,
   evaluationTimeoutMs: 1_000,
   compileTimeoutMs: 2_000,
   startupTimeoutMs: 10_000,
   memoryLimitMb: 64,
-  maxPrograms: 64,
+  maxPrograms: 256,
 };
-const MAX_SOURCE_BYTES = 4 * 1024 * 1024;
+const MAX_SOURCE_BYTES = 1024 * 1024;
 
 export class CelWorkers implements CelHost {
   readonly #options: Required<Omit<CelWorkersOptions, 'onEvent'>> & Pick<CelWorkersOptions, 'onEvent'>;
