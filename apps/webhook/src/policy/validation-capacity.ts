@@ -5,7 +5,9 @@
 // waiting (beyond: busy, try again). A check is bounded by its review's deadline: when it passes,
 // the check's engine compiles are dropped or their worker terminated, so that nothing keeps
 // running for a caller who was answered. Nothing compiled is kept: every program a check compiled
-// is released when it ends. The admission engines never see a policy sent here.
+// is released when it ends, and once no check has run for `idleMs` the engines and the CEL worker
+// are stopped (an engine's WebAssembly memory never shrinks; a stopped one gives it all back). The
+// admission engines never see a policy sent here.
 import { type CelHost, CelWorkers, type EngineLanguage, type PolicyEngineHost } from '@signet/verifier';
 import type { Logger } from '../logger.js';
 
@@ -33,14 +35,18 @@ export interface ValidationCapacityOptions {
   readonly concurrency: number;
   /** Checks waiting for one of those, beyond which a check is refused as busy. */
   readonly maxWaiting?: number;
-  /** The validation engines' own memory limit (each engine's WebAssembly memory). */
+  /** The validation engines' own memory limit (each engine's WebAssembly memory; default 128 MiB). */
   readonly memoryLimitBytes?: number;
+  /** After this long without a check, the engines and the CEL worker are stopped (default 30 s). */
+  readonly idleMs?: number;
 }
 
 const DEFAULT_MAX_WAITING = 8;
 
 function ignore(): void {}
-const DEFAULT_MEMORY_LIMIT = 256 * 1024 * 1024;
+// Half the admission engines' 256 MiB: both sets of engines and the heap must fit the Pod's memory.
+const DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024;
+const DEFAULT_IDLE_MS = 30_000;
 
 export class ValidationCapacity {
   readonly #options: ValidationCapacityOptions;
@@ -49,6 +55,7 @@ export class ValidationCapacity {
   #running = 0;
   readonly #waiting: (() => void)[] = [];
   #compiled = 0;
+  #idle: NodeJS.Timeout | undefined;
 
   constructor(options: ValidationCapacityOptions) {
     this.#options = options;
@@ -61,6 +68,11 @@ export class ValidationCapacity {
     return programs.cue + programs.rego;
   }
 
+  /** Whether the validation engines or CEL worker run (started by a check, stopped when idle). */
+  get loaded(): boolean {
+    return this.#engines !== undefined || this.#cel !== undefined;
+  }
+
   /** Engine programs compiled by checks so far (for tests: the checks did reach the engines). */
   get compiled(): number {
     return this.#compiled;
@@ -70,6 +82,7 @@ export class ValidationCapacity {
   async run<T>(deadline: number, check: (tools: CheckTools) => Promise<T>): Promise<CheckOutcome<T>> {
     const limit = this.#options.maxWaiting ?? DEFAULT_MAX_WAITING;
     if (this.#running >= this.#options.concurrency && this.#waiting.length >= limit) return { kind: 'busy' };
+    clearTimeout(this.#idle);
     const controller = new AbortController();
     const timer = setTimeout(
       () => controller.abort(new Error('the review deadline passed')),
@@ -102,7 +115,17 @@ export class ValidationCapacity {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.#cel?.close(), this.#engines?.then((engines) => engines.close())]);
+    clearTimeout(this.#idle);
+    await this.#stop();
+  }
+
+  /** Stops the engines and the CEL worker; the next check starts them again. */
+  async #stop(): Promise<void> {
+    const engines = this.#engines;
+    const cel = this.#cel;
+    this.#engines = undefined;
+    this.#cel = undefined;
+    await Promise.all([cel?.close(), engines?.then((loaded) => loaded.close(), ignore)]);
   }
 
   #tools(signal: AbortSignal, programs: Promise<EnginePolicy>[]): CheckTools {
@@ -144,6 +167,12 @@ export class ValidationCapacity {
   #release(): void {
     this.#running -= 1;
     this.#waiting.shift()?.();
+    if (this.#running > 0) return;
+    clearTimeout(this.#idle);
+    this.#idle = setTimeout(() => {
+      if (this.#running === 0) void this.#stop();
+    }, this.#options.idleMs ?? DEFAULT_IDLE_MS);
+    this.#idle.unref();
   }
 
   #celWorkers(): CelWorkers {

@@ -1,8 +1,8 @@
 // Issue 21, finding 7: CEL ran on the event loop with no cost limit. A 1.3 KB expression (three
 // nested all() over 200 elements) evaluated for 6.4 s, and a ReplicaSet scale-down sent meanwhile
 // waited 6.2 s for its answer. Here a spec-level CEL policy over the Pod's 200 env entries, in a
-// real Signet over HTTPS: the expression is stopped by its cost limit (a policy failure), and a
-// scale-down sent while it is evaluated is answered first.
+// real Signet over HTTPS: the expression is stopped by its cost limit (a policy failure) in a
+// worker thread, and a scale-down sent while it is evaluated is answered first.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,7 +72,10 @@ it('stops a costly CEL expression at its cost limit, and answers a scale-down se
   const denied = await heavy;
   expect(scaleDown.at).toBeLessThan(denied.at);
   expect(denied.answer.allowed).toBe(false);
-  expect(denied.answer.status?.message).toContain(
-    'policy "cel-heavy" (enforce): spec.policy failed: CEL evaluation stopped: it exceeded the cost limit of 250000 comprehension steps',
+  // The cost limit stops it (about a quarter of a second of a worker); on a machine loaded enough
+  // to make 250,000 steps take longer than the 2 s deadline, the deadline does. Either way the
+  // evaluation is stopped in its worker and the scale-down did not wait for it.
+  expect(denied.answer.status?.message).toMatch(
+    /policy "cel-heavy" \(enforce\): (spec\.policy failed: CEL evaluation stopped: it exceeded the cost limit of 250000 comprehension steps|infrastructure failure: spec\.policy failed: the CEL evaluation did not finish within 2000 ms and was stopped)$/,
   );
 }, 60_000);

@@ -3,7 +3,7 @@
 // distinct ~3 MB Rego policies sent for validation took the heap to its limit, each kept by the
 // admission engines until two more snapshots came (never, with policy files).
 import type { AdmissionRequest } from '@signet/k8s-types';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { ReviewContext } from '../../src/http/admission-app.js';
 import { createLogger } from '../../src/logger.js';
 import { WebhookPolicyEngines } from '../../src/policy/policy-engines.js';
@@ -90,6 +90,22 @@ describe('the policy validator', () => {
 });
 
 describe('the validation capacity', () => {
+  it('stops its engines when no check has run for a while, and starts them again for the next', async () => {
+    const idle = new ValidationCapacity({ logger, concurrency: 1, idleMs: 50 });
+    const compile = (source: string) =>
+      idle.run(Date.now() + 20_000, async (tools) => {
+        await tools.engines.compile('cue', source);
+        await tools.cel.compile('true');
+        return 'compiled';
+      });
+    expect(await compile('a: 1')).toEqual({ kind: 'checked', value: 'compiled' });
+    expect(idle.loaded).toBe(true);
+    await vi.waitFor(() => expect(idle.loaded).toBe(false));
+    expect(await compile('b: 1')).toEqual({ kind: 'checked', value: 'compiled' });
+    await idle.close();
+    expect(idle.loaded).toBe(false);
+  });
+
   const quick = () => Promise.resolve('done');
 
   it('runs a few checks at a time, lets a few wait, and refuses the rest as busy', async () => {

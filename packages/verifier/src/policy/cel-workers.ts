@@ -55,7 +55,7 @@ export interface CelWorkersOptions {
    * answered leaves the queue).
    */
   readonly maxQueued?: number;
-  /** Deadline of one evaluation (default 1 s). */
+  /** Deadline of one evaluation (default 2 s, as CUE and Rego: the cost limit normally stops first). */
   readonly evaluationTimeoutMs?: number;
   /** Deadline of one compile (default 2 s). */
   readonly compileTimeoutMs?: number;
@@ -93,7 +93,7 @@ interface Slot {
 
 const DEFAULTS = {
   maxQueued: 1_000,
-  evaluationTimeoutMs: 1_000,
+  evaluationTimeoutMs: 2_000,
   compileTimeoutMs: 2_000,
   startupTimeoutMs: 10_000,
   memoryLimitMb: 64,
