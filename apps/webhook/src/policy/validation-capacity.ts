@@ -44,7 +44,8 @@ export interface ValidationCapacityOptions {
 const DEFAULT_MAX_WAITING = 8;
 
 function ignore(): void {}
-// Half the admission engines' 256 MiB: both sets of engines and the heap must fit the Pod's memory.
+// Half the admission engines' 256 MiB: what a caller can make the validation engines grow to stays
+// small next to what admission needs.
 const DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024;
 const DEFAULT_IDLE_MS = 30_000;
 
