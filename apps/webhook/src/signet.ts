@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
+  CelWorkers,
   type CredentialSource,
   createCloudProviders,
   type FetchFunction,
@@ -29,6 +30,7 @@ import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.
 import { PolicyStore } from './policy/policy-store.js';
 import { policyValidator } from './policy/policy-validation.js';
 import { createRefreshedInputs } from './policy/refreshed-inputs.js';
+import { ValidationCapacity } from './policy/validation-capacity.js';
 import type { RegistrySettings } from './registry-settings.js';
 import { type RunningServers, startServers } from './server.js';
 import {
@@ -187,10 +189,19 @@ export async function startSignet(
     : undefined;
   // Loaded on the first CUE or Rego policy only (ADR 0005).
   const engines = new WebhookPolicyEngines(logger);
+  // CEL off the event loop, in worker threads started by the first CEL policy.
+  const cel = new CelWorkers({
+    onEvent: (event) =>
+      event.type === 'started'
+        ? logger.info({ startupMs: Math.round(event.startupMs) }, 'CEL worker started')
+        : logger.warn({ reason: event.reason }, 'CEL worker stopped'),
+  });
+  // What `/validate-policy` may spend: engines and a CEL worker of its own (issue 21).
+  const capacity = new ValidationCapacity({ logger, concurrency: config.policyValidationConcurrency });
   const inputs = await createRefreshedInputs(config, logger, metrics);
   const compile = {
     namespace: config.namespace,
-    engines,
+    cel,
     fetchRemotePolicy: remotePolicies(config.registries, { retryAfterMs: RETRY_BROKEN_MS / 2 }),
     kmsKeys: inputs.kmsKeys,
     remoteRoots: inputs.remoteRoots,
@@ -294,6 +305,7 @@ export async function startSignet(
     policyHandler: policyValidator({
       view: () => (source ? (store.current ? source.snapshot() : undefined) : fromFiles),
       compile,
+      capacity,
     }),
     logger,
     admissionLog: loggers.admissions,
@@ -356,7 +368,7 @@ export async function startSignet(
     await statusWriter?.idle();
     await scanner?.stop();
     await running.close(graceMs);
-    await engines.close();
+    await Promise.all([engines.close(), cel.close(), capacity.close()]);
     kube?.kubeClient.close();
   };
   return {

@@ -203,12 +203,26 @@ export class ImageVerifier {
         }),
       );
       const artifactsFor = (a: CompiledAuthority) => found.get(a) ?? [];
-      const check = await verifyPolicy(policy.compiled, target.digest, artifactsFor, inputs);
+      const check = await verifyPolicy(
+        policy.compiled,
+        target.digest,
+        artifactsFor,
+        inputs,
+        undefined,
+        call.signal,
+      );
       if (check.passed) return check;
       // Nothing found: look once in the other format, so the denial can say what is there.
       const elsewhere = await this.#elsewhere(policy.compiled, check, target, discover, call);
       if (elsewhere.size === 0) return check;
-      return verifyPolicy(policy.compiled, target.digest, artifactsFor, inputs, (a) => elsewhere.get(a));
+      return verifyPolicy(
+        policy.compiled,
+        target.digest,
+        artifactsFor,
+        inputs,
+        (a) => elsewhere.get(a),
+        call.signal,
+      );
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
     if (!cacheable(policy.compiled)) return compute(own);

@@ -7,6 +7,10 @@ test('the public runtime exports are exactly these', () => {
   expect(Object.keys(verifier).sort()).toEqual([
     'AcrCredentials',
     'CLOUD_PROVIDER_NAMES',
+    'CelSyntaxError',
+    'CelWorkers',
+    'CelWorkersError',
+    'DEFAULT_CEL_COST_LIMIT',
     'EcrCredentials',
     'GcpCredentials',
     'ImageVerifier',

@@ -119,6 +119,14 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'largest AdmissionReview accepted (object and old object, at most 1.5 MiB each in etcd)',
     },
     {
+      name: 'policy-validation-concurrency',
+      type: 'string',
+      value: 'N',
+      default: '2',
+      description:
+        'policy objects checked at a time by /validate-policy (1 to 16; 8 more wait, beyond: busy); own engines, nothing kept',
+    },
+    {
       name: 'shutdown-drain',
       type: 'string',
       value: 'DURATION',
@@ -207,6 +215,7 @@ interface ServeValues {
   readonly 'no-resolve-digests'?: boolean;
   readonly 'allow-unpinned-tags'?: boolean;
   readonly 'max-request-bytes'?: string;
+  readonly 'policy-validation-concurrency'?: string;
   readonly 'shutdown-drain'?: string;
   readonly 'shutdown-grace'?: string;
   readonly 'log-level'?: string;
@@ -250,6 +259,8 @@ export interface ServeConfig {
   readonly resolveDigests: boolean;
   readonly allowUnpinnedTags: boolean;
   readonly maxRequestBytes: number;
+  /** Policy objects `/validate-policy` compiles at a time, in capacity of its own. */
+  readonly policyValidationConcurrency: number;
   readonly shutdownDrainMs: number;
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
@@ -282,6 +293,21 @@ function bytes(value: string | undefined, fallback: number, flag: string): numbe
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1024)
     throw new UsageError(`--${flag} must be a number of bytes (1024 or more), got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function count(
+  value: string | undefined,
+  fallback: number,
+  flag: string,
+  [min, max]: [number, number],
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(
+      `--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+    );
   return n;
 }
 
@@ -329,6 +355,12 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     resolveDigests: !values['no-resolve-digests'],
     allowUnpinnedTags: values['allow-unpinned-tags'] === true,
     maxRequestBytes: bytes(values['max-request-bytes'], 4 * 1024 * 1024, 'max-request-bytes'),
+    policyValidationConcurrency: count(
+      values['policy-validation-concurrency'],
+      2,
+      'policy-validation-concurrency',
+      [1, 16],
+    ),
     shutdownDrainMs: duration(values['shutdown-drain'], '5s', 'shutdown-drain'),
     shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,

@@ -29,6 +29,7 @@ describe('signet serve flags', () => {
       resolveDigests: true,
       allowUnpinnedTags: false,
       maxRequestBytes: 4 * 1024 * 1024,
+      policyValidationConcurrency: 2,
       shutdownDrainMs: 5000,
       shutdownGraceMs: 10_000,
       logLevel: 'info',
@@ -81,6 +82,10 @@ describe('signet serve flags', () => {
     [{ ...files, 'cache-ttl': '5' }, '--cache-ttl must be a duration'],
     [{ ...files, 'log-level': 'loud' }, '--log-level must be one of'],
     [{ ...files, 'kms-refresh': '1s' }, '--kms-refresh must be a duration between 10s and 24h, got "1s"'],
+    [
+      { ...files, 'policy-validation-concurrency': '0' },
+      '--policy-validation-concurrency must be a whole number from 1 to 16, got "0"',
+    ],
     [{ ...files, 'tuf-refresh': '48h' }, '--tuf-refresh must be a duration between 60s and 24h'],
     [{ ...files, 'tuf-mirror': 'tuf.example' }, '--tuf-mirror must be an http(s) URL'],
     [{ ...files, 'tuf-root': 'root.json' }, '--tuf-root and --tuf-cache-dir need --tuf-mirror'],

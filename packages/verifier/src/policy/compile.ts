@@ -21,6 +21,7 @@ import { SignatureCheckError } from '../sigstore/errors.js';
 import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
 import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
 import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
+import type { CelHost } from './cel-host.js';
 import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
 import {
@@ -55,6 +56,19 @@ export interface CompileContext {
   readonly fetchRemotePolicy?: RemotePolicyFetch;
   /** Public keys for `key.kms` (a `KmsKeyStore`). Without it, KMS authorities are refused. */
   readonly kmsKeys?: KmsKeySource;
+  /**
+   * Where CEL policies are compiled and evaluated (`CelWorkers`, off the event loop). Without it,
+   * on the calling thread, under the same cost limit.
+   */
+  readonly cel?: CelHost;
+  /**
+   * Compile without any network I/O: a `key.kms` URI, a `policy.remote` URL (and the `remote`
+   * TrustRoots, through the resolver's own `offline`) are checked for form only and never
+   * fetched. Such an authority is `unavailable` with `NOT_FETCHED`, such a policy program never
+   * judges: an offline compile says whether a policy can compile, for apply-time validation, and
+   * is never enforced.
+   */
+  readonly offline?: boolean;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -249,6 +263,24 @@ async function kmsKeyOf(
       `no KMS key source is configured, so ${JSON.stringify(uri)} cannot be fetched`,
     );
   }
+  if (context.offline) {
+    try {
+      context.kmsKeys.checkUri?.(uri);
+    } catch (error) {
+      throw new PolicyCompileError(
+        'UNSUPPORTED_KMS',
+        { ...site, path: `${site.path}.key.kms` },
+        (error as Error).message,
+        {
+          cause: error,
+        },
+      );
+    }
+    return new SignatureCheckError(
+      'NOT_FETCHED',
+      `KMS key ${uri}: checked for form only; its public key is fetched when the policy is loaded`,
+    );
+  }
   const found = await context.kmsKeys.lookup(uri);
   if (found.kind === 'refused') {
     throw new PolicyCompileError(
@@ -398,6 +430,8 @@ function programContext(context: CompileContext): ProgramContext {
     lookupConfigMap: context.lookupConfigMap,
     systemNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
     engines: context.engines,
+    cel: context.cel,
     fetchRemote: context.fetchRemotePolicy,
+    offline: context.offline === true,
   };
 }

@@ -67,7 +67,8 @@ export async function trustFor(
     return empty === undefined ? Object.freeze(trust) : incomplete(empty);
   } catch (error) {
     if (!(error instanceof TrustRootError)) throw error;
-    return new SignatureCheckError('TRUST_ROOT_UNAVAILABLE', error.message, { cause: error });
+    const code = error.code === 'TRUST_ROOT_NOT_FETCHED' ? 'NOT_FETCHED' : 'TRUST_ROOT_UNAVAILABLE';
+    return new SignatureCheckError(code, error.message, { cause: error });
   }
 }
 

@@ -1,7 +1,7 @@
 // Admission-time evaluation of one authority: the artifacts the registry layer found for the
 // image digest, decoded, verified, bound to the digest, and (for attestations) matched by
-// predicate type and policy (CEL in-process; CUE and Rego in their engines, hence async). Never
-// throws.
+// predicate type and policy (CEL in its worker threads, CUE and Rego in their engines, hence
+// async). Never throws.
 import type { FailureKind } from '@signet/core';
 import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from '../artifacts.js';
 import { decodeArtifact } from '../sigstore/decode.js';
@@ -42,6 +42,7 @@ export async function verifyAuthority(
   digest: string,
   artifacts: readonly DiscoveredArtifact[] | SignatureCheckError,
   elsewhere?: OtherFormat,
+  signal?: AbortSignal,
 ): Promise<AuthorityCheck> {
   const name = authority.name;
   if (authority.type === 'static') return staticCheck(authority);
@@ -91,7 +92,7 @@ export async function verifyAuthority(
       rejected,
     };
   }
-  return attestationCheck(name, authority.attestations, verified, counts, rejected);
+  return attestationCheck(name, authority.attestations, verified, counts, rejected, signal);
 }
 
 function unavailableCheck(authority: string, error: SignatureCheckError): AuthorityCheck {
@@ -236,12 +237,13 @@ async function attestationCheck(
   verified: readonly VerifiedArtifact[],
   counts: ArtifactCounts,
   rejected: readonly RejectedArtifact[],
+  signal: AbortSignal | undefined,
 ): Promise<AuthorityCheck> {
   const attested = verified.filter(isAttested);
   const passing: Record<string, readonly VerifiedArtifact[]> = {};
   const signers: SignerIdentity[] = [];
   for (const attestation of wanted) {
-    const outcome = await checkAttestation(attestation, attested);
+    const outcome = await checkAttestation(attestation, attested, signal);
     if ('reason' in outcome) return { authority, passed: false, failure: outcome, counts, rejected };
     passing[attestation.name] = outcome;
     signers.push(...outcome.map((artifact) => artifact.signer));
@@ -261,6 +263,7 @@ async function attestationCheck(
 async function checkAttestation(
   attestation: CompiledAttestation,
   attested: readonly Attested[],
+  signal: AbortSignal | undefined,
 ): Promise<readonly Attested[] | CheckFailure> {
   const matching = attested.filter((a) => a.statement.predicateType === attestation.predicateType);
   if (matching.length === 0) {
@@ -277,11 +280,16 @@ async function checkAttestation(
   const passed: Attested[] = [];
   // One at a time: an engine runs one evaluation at a time anyway, and upstream stops at none.
   for (const artifact of matching) {
-    const outcome = await runProgram(program, attestation.name, {
-      cel: () => attestationBindings(artifact),
-      // policy-controller evaluates CUE and Rego over the whole in-toto Statement.
-      document: () => artifact.statement.json,
-    });
+    const outcome = await runProgram(
+      program,
+      attestation.name,
+      {
+        cel: () => attestationBindings(artifact),
+        // policy-controller evaluates CUE and Rego over the whole in-toto Statement.
+        document: () => artifact.statement.json,
+      },
+      signal,
+    );
     if (outcome.passed) passed.push(artifact);
     else {
       engineFailed ||= outcome.infrastructure;

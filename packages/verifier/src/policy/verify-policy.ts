@@ -38,25 +38,32 @@ export async function verifyPolicy(
   inputs: SpecPolicyInputs = {},
   /** What the image has in the format an authority does not read, to say so when it finds nothing. */
   elsewhereFor: (authority: CompiledAuthority) => OtherFormat | undefined = () => undefined,
+  /** Aborted when the answer is no longer awaited: CEL evaluations still waiting are dropped. */
+  signal?: AbortSignal,
 ): Promise<PolicyCheck> {
   const authorities = await Promise.all(
     compiled.authorities.map((authority) =>
-      verifyAuthority(authority, digest, artifactsFor(authority), elsewhereFor(authority)),
+      verifyAuthority(authority, digest, artifactsFor(authority), elsewhereFor(authority), signal),
     ),
   );
   const verdict = policyVerdict({ name: compiled.policy, mode: compiled.mode }, authorities);
   const spec = compiled.specPolicy;
   if (!verdict.passed || spec === undefined) return { ...verdict, authorities };
-  const outcome = await runProgram(spec.program, 'ClusterImagePolicy', {
-    cel: () => ({
-      authorityMatches: authorityMatches(authorities),
-      spec: included(spec.includeSpec, inputs.spec),
-      metadata: included(spec.includeObjectMeta, inputs.metadata),
-      typemeta: included(spec.includeTypeMeta, inputs.typemeta),
-      config: included(spec.fetchConfigFile, inputs.config),
-    }),
-    document: () => policyResult(authorities, spec, inputs),
-  });
+  const outcome = await runProgram(
+    spec.program,
+    'ClusterImagePolicy',
+    {
+      cel: () => ({
+        authorityMatches: authorityMatches(authorities),
+        spec: included(spec.includeSpec, inputs.spec),
+        metadata: included(spec.includeObjectMeta, inputs.metadata),
+        typemeta: included(spec.includeTypeMeta, inputs.typemeta),
+        config: included(spec.fetchConfigFile, inputs.config),
+      }),
+      document: () => policyResult(authorities, spec, inputs),
+    },
+    signal,
+  );
   if (outcome.passed) return { ...verdict, authorities };
   const code = outcome.infrastructure ? 'POLICY_ENGINE_FAILED' : 'POLICY_FAILED';
   const failure = failureOf(code, `spec.policy failed: ${outcome.reason}`, outcome.cause);

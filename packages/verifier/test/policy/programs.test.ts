@@ -92,7 +92,11 @@ describe('CUE and Rego programs', () => {
 
 describe("the spec-level policy's document (policy-controller's PolicyResult)", () => {
   const spec: CompiledSpecPolicy = {
-    program: { language: 'cel', source: 'true', cel: { source: 'true', evaluate: () => ({ passed: true }) } },
+    program: {
+      language: 'cel',
+      source: 'true',
+      cel: { source: 'true', evaluate: async () => ({ passed: true }) },
+    },
     includeSpec: true,
     includeObjectMeta: true,
     includeTypeMeta: false,
