@@ -1,0 +1,48 @@
+// The handler at the end of the chain: the quick handler answers synchronously what needs no
+// verification (ADR 0012: a scale-down costs no timers, AbortController or promises); the rest is
+// decided under the API server's deadline. Either way the answer carries the request's uid.
+import { type AdmissionRequest, admissionReviewFor } from '@signet/k8s-types';
+import type { Request, RequestHandler, Response } from 'express';
+import { logOutcome } from './admission-log.js';
+import { runWithDeadline } from './deadline.js';
+import { parseGoDuration } from './duration.js';
+import { type Exchange, exchangeOf } from './exchange.js';
+import { send } from './respond.js';
+import type { ReviewOutcome } from './review.js';
+
+export const decide: RequestHandler = (req, res) => {
+  const exchange = exchangeOf(res);
+  const request = exchange.request as AdmissionRequest;
+  const quick = quickOutcome(exchange, request);
+  if (quick !== undefined) {
+    answer(res, exchange, request, quick);
+    return;
+  }
+  return runWithDeadline(exchange.endpoint, request, timeoutOf(req, exchange), exchange.settings).then(
+    (outcome) => answer(res, exchange, request, outcome),
+  );
+};
+
+function answer(res: Response, exchange: Exchange, request: AdmissionRequest, outcome: ReviewOutcome): void {
+  send(res, exchange.settings, 200, admissionReviewFor({ uid: request.uid, ...outcome.response }));
+  logOutcome(exchange, request, outcome);
+  exchange.finish();
+}
+
+/** The quick handler's answer; when it has none, or throws, the full handler answers (and reports a failure). */
+function quickOutcome(exchange: Exchange, request: AdmissionRequest): ReviewOutcome | undefined {
+  const quick = exchange.settings.quickHandler;
+  if (quick === undefined || exchange.endpoint === 'validate-policy') return undefined;
+  try {
+    return quick(exchange.endpoint, request);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The API server's `?timeout=` (a Go duration), else the default. */
+function timeoutOf(req: Request, exchange: Exchange): number {
+  const raw = req.query.timeout;
+  const parsed = typeof raw === 'string' ? parseGoDuration(raw) : undefined;
+  return parsed !== undefined && parsed > 0 ? parsed : exchange.settings.defaultTimeoutMs;
+}
