@@ -19,7 +19,7 @@ import { observe } from './admission-log.js';
 import { ByteBudget, readReviewBody } from './body.js';
 import { type BodyCheckOptions, BodyCheckPool } from './body-check.js';
 import { decide } from './decide.js';
-import { type AppSettings, Exchange, exchangeOf } from './exchange.js';
+import { type AppSettings, type ErrorMiddleware, exchangeOf, type Middleware } from './exchange.js';
 import { failure, send } from './respond.js';
 import type { Endpoint, QuickHandler, ReviewHandler } from './review.js';
 import { parseReviewBody } from './review-parser.js';
@@ -72,8 +72,9 @@ export interface AdmissionAppOptions {
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
 
 /**
- * An express application as Node's server calls it, with the final callback express accepts (its
- * own, made per request otherwise, is not needed: the chain ends in a 404 and an error handler).
+ * An express application or Router as Node's server calls it, with the final callback express
+ * takes (an application makes its own per request otherwise; the chains here end in a 404 and an
+ * error handler).
  */
 export type ExpressHandle = (
   req: IncomingMessage,
@@ -118,20 +119,20 @@ export function createAdmissionApp(options: AdmissionAppOptions): AdmissionApp {
   app.disable('etag');
   app.enable('strict routing');
   app.enable('case sensitive routing');
-  const chain = (endpoint: Endpoint): RequestHandler[] => [
+  const chain = (endpoint: Endpoint): Middleware[] => [
     observe(endpoint, settings),
     readReviewBody,
     parseReviewBody,
     decide,
   ];
-  app.post('/validate', chain('validate'));
-  app.post('/mutate', chain('mutate'));
-  if (options.policyHandler) app.post('/validate-policy', chain('validate-policy'));
-  app.use(notFound(settings));
-  app.use(internalError(settings));
+  app.post('/validate', ...routed(chain('validate')));
+  app.post('/mutate', ...routed(chain('mutate')));
+  if (options.policyHandler) app.post('/validate-policy', ...routed(chain('validate-policy')));
+  app.use(...routed([notFound(settings)]));
+  app.use(routedError(internalError(settings)));
   const handle = app as unknown as ExpressHandle;
   return {
-    // Whatever reaches express's own final handler went wrong twice: the connection is dropped.
+    // What reaches express's final callback went wrong twice: the connection is dropped.
     listener: (req, res) => handle(req, res, () => res.destroy()),
     drain: () => {
       settings.draining = true;
@@ -140,15 +141,25 @@ export function createAdmissionApp(options: AdmissionAppOptions): AdmissionApp {
   };
 }
 
+/** The chain uses only Node's own request and response API (express's types say its subclasses). */
+function routed(middleware: Middleware[]): RequestHandler[] {
+  return middleware as unknown as RequestHandler[];
+}
+
+function routedError(middleware: ErrorMiddleware): ErrorRequestHandler {
+  return middleware as unknown as ErrorRequestHandler;
+}
+
 /** Any other path or method: a JSON 404 that names what was asked. */
-function notFound(settings: AppSettings): RequestHandler {
-  return (req, res) => send(res, settings, 404, { error: `no such endpoint: ${req.method} ${req.path}` });
+function notFound(settings: AppSettings): Middleware {
+  return (req, res) =>
+    send(res, settings, 404, { error: `no such endpoint: ${req.method} ${(req.url ?? '').split('?')[0]}` });
 }
 
 /** What no middleware answered because it threw: a 500 AdmissionReview, with the uid when known. */
-function internalError(settings: AppSettings): ErrorRequestHandler {
-  return (error: unknown, _req, res, _next) => {
-    const exchange = res.locals.exchange instanceof Exchange ? exchangeOf(res) : undefined;
+function internalError(settings: AppSettings): ErrorMiddleware {
+  return (error, _req, res) => {
+    const exchange = exchangeOf(res);
     const uid = exchange?.request?.uid ?? (error instanceof AdmissionReviewError ? (error.uid ?? '') : '');
     const message = `internal error: ${error instanceof Error ? error.message : String(error)}`;
     settings.logger.error({ endpoint: exchange?.endpoint, uid, err: error }, message);

@@ -2,19 +2,18 @@
 // count, and `logOutcome` writes its `admission` line and counts its decision. Labels and logged
 // fields come from bounded sets or are clipped: a client's text never makes them unbounded.
 import { type AdmissionRequest, POLICY_GROUP, workloadForResource } from '@signet/k8s-types';
-import type { RequestHandler } from 'express';
-import { type AppSettings, Exchange } from './exchange.js';
+import { type AppSettings, attachExchange, Exchange, type Middleware } from './exchange.js';
 import type { Endpoint, ReviewOutcome } from './review.js';
 
 const MAX_LOGGED_FIELD = 256;
 
 /** The first middleware of an endpoint: the review's timer, gauge and exchange. */
-export function observe(endpoint: Endpoint, settings: AppSettings): RequestHandler {
+export function observe(endpoint: Endpoint, settings: AppSettings): Middleware {
   const { metrics } = settings;
   return (_req, res, next) => {
     const stopTimer = metrics.admissionDuration.startTimer({ endpoint });
     metrics.inFlight.inc();
-    res.locals.exchange = new Exchange(endpoint, settings.now(), settings, stopTimer);
+    attachExchange(res, new Exchange(endpoint, settings.now(), settings, stopTimer));
     next();
   };
 }

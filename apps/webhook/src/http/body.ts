@@ -3,8 +3,7 @@
 // can exhaust memory or hold connections. Signet's own, not express's body parsers: those have
 // neither the shared budget nor a deadline (docs/adr/0013-http-through-express.md).
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
-import { exchangeOf } from './exchange.js';
+import { exchangeOf, type Middleware } from './exchange.js';
 import { refuse } from './respond.js';
 
 export interface BodyLimits {
@@ -144,7 +143,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteB
  * The body middleware: reads the review's body into its exchange, or refuses it (413, 408, 503)
  * and closes the connection, since what is left of the body is not read.
  */
-export const readReviewBody: RequestHandler = (req, res, next) => {
+export const readReviewBody: Middleware = (req, res, next) => {
   const exchange = exchangeOf(res);
   const { limits, budget } = exchange.settings;
   readBody(req, limits, budget).then(

@@ -1,7 +1,7 @@
 // The state the admission middleware share: the app's settings, and one review's exchange, which
 // each middleware of the chain (observe, body, parse, decide) fills in for the next.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AdmissionRequest } from '@signet/k8s-types';
-import type { Response } from 'express';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { BodyLimits, ByteBudget, HeldBody } from './body.js';
@@ -63,7 +63,33 @@ export class Exchange {
   }
 }
 
-/** The exchange `observe` put on the response. */
-export function exchangeOf(res: Response): Exchange {
-  return res.locals.exchange as Exchange;
+/**
+ * A middleware of the admission chain. It uses only Node's own request and response API, none of
+ * the helpers express adds (`req.query`, `res.json`: see ADR 0013 for why).
+ */
+export type Middleware = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void | Promise<void>;
+
+export type ErrorMiddleware = (
+  error: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void;
+
+const EXCHANGE = Symbol('signet.exchange');
+
+type WithExchange = ServerResponse & { [EXCHANGE]?: Exchange };
+
+/** Puts `exchange` on the response, for the middleware after `observe`. */
+export function attachExchange(res: ServerResponse, exchange: Exchange): void {
+  (res as WithExchange)[EXCHANGE] = exchange;
+}
+
+/** The exchange `observe` put on the response (`undefined` before it ran). */
+export function exchangeOf(res: ServerResponse): Exchange {
+  return (res as WithExchange)[EXCHANGE] as Exchange;
 }

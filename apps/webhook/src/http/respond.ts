@@ -1,13 +1,14 @@
 // Writing answers. Every answer of an admission endpoint is an AdmissionReview (errors included)
 // carrying the request uid, empty when it could not be read. Written with Node's own
 // `writeHead`/`end`: express's `res.json` would add an ETag hash and a freshness check per review.
+
+import type { ServerResponse } from 'node:http';
 import { type AdmissionResponse, admissionReviewFor } from '@signet/k8s-types';
-import type { Response } from 'express';
 import type { AppSettings, Exchange } from './exchange.js';
 
 /** Writes `body` as JSON, unless the connection is gone; `close` (or a draining app) ends the connection after it. */
 export function send(
-  res: Response,
+  res: ServerResponse,
   settings: Pick<AppSettings, 'draining'>,
   status: number,
   body: unknown,
@@ -47,7 +48,7 @@ export function failure(uid: string, code: number, message: string): AdmissionRe
  * may still be arriving: what is left of it is not read.
  */
 export function refuse(
-  res: Response,
+  res: ServerResponse,
   exchange: Exchange,
   status: number,
   error: unknown,

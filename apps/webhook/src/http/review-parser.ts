@@ -3,6 +3,8 @@
 // first checked in a worker thread (body-check.ts); only if it is valid and within the bound on
 // JSON objects and arrays does the event loop parse it, one per turn (serial-queue.ts), so that no
 // body's parse holds the reviews that arrive meanwhile.
+
+import type { ServerResponse } from 'node:http';
 import {
   type AdmissionRequest,
   AdmissionReviewError,
@@ -10,12 +12,11 @@ import {
   parseAdmissionReview,
   parseAdmissionReviewJson,
 } from '@signet/k8s-types';
-import type { RequestHandler, Response } from 'express';
 import type { HeldBody } from './body.js';
-import { type Exchange, exchangeOf } from './exchange.js';
+import { type Exchange, exchangeOf, type Middleware } from './exchange.js';
 import { failure, refuse, send } from './respond.js';
 
-export const parseReviewBody: RequestHandler = (_req, res, next) => {
+export const parseReviewBody: Middleware = (_req, res, next) => {
   const exchange = exchangeOf(res);
   const body = exchange.body as HeldBody;
   if (body.size <= exchange.settings.heavyBytes) {
@@ -39,7 +40,7 @@ export const parseReviewBody: RequestHandler = (_req, res, next) => {
 };
 
 /** A large body: checked in a worker, then parsed on the event loop in its turn. */
-async function parseHeavy(res: Response, exchange: Exchange, body: HeldBody) {
+async function parseHeavy(res: ServerResponse, exchange: Exchange, body: HeldBody) {
   const { bodyCheck, heavyParse } = exchange.settings;
   const checked = bodyCheck.check(body.chunks, body.size);
   if (checked === undefined) return busy(res, exchange, 'too many large reviews are waiting; retry');
@@ -73,13 +74,13 @@ async function parseHeavy(res: Response, exchange: Exchange, body: HeldBody) {
   }
 }
 
-function busy(res: Response, exchange: Exchange, message: string): undefined {
+function busy(res: ServerResponse, exchange: Exchange, message: string): undefined {
   refuse(res, exchange, 503, new Error(message));
   return undefined;
 }
 
 /** 400, with the uid when it could be read. */
-function malformed(res: Response, exchange: Exchange, error: unknown): undefined {
+function malformed(res: ServerResponse, exchange: Exchange, error: unknown): undefined {
   const { logger, metrics } = exchange.settings;
   const endpoint = exchange.endpoint;
   const uid = error instanceof AdmissionReviewError ? (error.uid ?? '') : '';
