@@ -113,10 +113,11 @@ export async function startServers(options: ServersOptions): Promise<RunningServ
   const https = createHttpsServer(
     {
       ...secureContext(pair, clientCa),
-      // The client certificate is checked by `checkCaller` below (not by Node's
-      // rejectUnauthorized), so that each refusal is counted with its reason.
       requestCert: options.clientAuth !== undefined,
-      rejectUnauthorized: false,
+      // Required: a client without a certificate gets TLS's own "certificate required" alert (what
+      // the API server then logs says what to fix); one with a certificate the CAs did not sign is
+      // closed at the end of the handshake. If given: `checkCaller` below closes the latter.
+      rejectUnauthorized: options.clientAuth?.required === true,
       handshakeTimeout: handshakeTimeoutMs,
       // How often headersTimeout and requestTimeout are enforced (Node's default: every 30 s).
       connectionsCheckingInterval: 5000,
@@ -140,7 +141,9 @@ export async function startServers(options: ServersOptions): Promise<RunningServ
   metrics?.reportOpenConnections(() => gate.open);
   https.on('tlsClientError', (error: NodeJS.ErrnoException) => {
     // The gate counted its own handshake timeouts; these are failed handshakes.
-    if (error.code !== 'ERR_TLS_HANDSHAKE_TIMEOUT') metrics?.connectionsRefused.inc({ reason: 'tls' });
+    if (error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') return;
+    const reason = error.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' ? 'client-certificate' : 'tls';
+    metrics?.connectionsRefused.inc({ reason });
   });
   const clientAuth = options.clientAuth;
   https.on('secureConnection', (socket: TLSSocket) => {
@@ -184,8 +187,8 @@ function clientAuthMode(clientAuth: ClientAuth | undefined): string {
 }
 
 /**
- * A caller that presented a certificate the CAs did not sign is closed; one that presented none is
- * closed when a certificate is required. Either way before any HTTP is read.
+ * A caller that presented a certificate the CAs did not sign is closed before any HTTP is read;
+ * one that presented none is anonymous (when a certificate is required, TLS refused both already).
  */
 function checkCaller(socket: TLSSocket, required: boolean, metrics: SignetMetrics | undefined): void {
   if (socket.authorized) {

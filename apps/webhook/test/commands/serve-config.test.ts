@@ -83,7 +83,10 @@ describe('signet serve flags', () => {
       { ...files, 'client-ca-file': 'ca.crt', 'client-auth': 'optional' },
       '--client-auth must be required or if-given, got "optional"',
     ],
-    [{ ...files, 'max-connections': '0' }, '--max-connections must be a whole number from 1 to 65536, got "0"'],
+    [
+      { ...files, 'max-connections': '0' },
+      '--max-connections must be a whole number from 1 to 65536, got "0"',
+    ],
     [
       { ...files, 'max-connections': '64', 'max-connections-per-source': '128' },
       '--max-connections-per-source must not be above --max-connections',
