@@ -185,7 +185,9 @@ export async function startSignet(
   config: ServeConfig,
   overrides: SignetOverrides = {},
 ): Promise<RunningSignet> {
-  const http = await loadHttp();
+  // Loaded while the rest starts (policy files, the cluster client), awaited before listening.
+  const httpLayer = loadHttp();
+  httpLayer.catch(() => undefined);
   const loggers = overrides.logger
     ? { logger: overrides.logger, admissions: overrides.logger }
     : createLoggers({ level: config.logLevel });
@@ -303,6 +305,7 @@ export async function startSignet(
         ? { ready: true }
         : { ready: false, reason: 'policies not loaded yet' };
   metrics.reportReadiness(() => readiness().ready);
+  const http = await httpLayer;
   const admissionApp = http.createAdmissionApp({
     handler: admission.service.review,
     quickHandler: admission.service.quick,
