@@ -118,7 +118,8 @@ export async function startServers(options: ServersOptions): Promise<RunningServ
       // the API server then logs says what to fix); one with a certificate the CAs did not sign is
       // closed at the end of the handshake. If given: `checkCaller` below closes the latter.
       rejectUnauthorized: options.clientAuth?.required === true,
-      handshakeTimeout: handshakeTimeoutMs,
+      // The gate's deadline is absolute; Node's (restarted by every byte) only backs it up.
+      handshakeTimeout: handshakeTimeoutMs * 2,
       // How often headersTimeout and requestTimeout are enforced (Node's default: every 30 s).
       connectionsCheckingInterval: 5000,
     },
@@ -140,10 +141,8 @@ export async function startServers(options: ServersOptions): Promise<RunningServ
   gate.attach(https);
   metrics?.reportOpenConnections(() => gate.open);
   https.on('tlsClientError', (error: NodeJS.ErrnoException) => {
-    // The gate counted its own handshake timeouts; these are failed handshakes.
-    if (error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') return;
-    const reason = error.code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' ? 'client-certificate' : 'tls';
-    metrics?.connectionsRefused.inc({ reason });
+    const reason = tlsRefusal(error.code);
+    if (reason !== undefined) metrics?.connectionsRefused.inc({ reason });
   });
   const clientAuth = options.clientAuth;
   https.on('secureConnection', (socket: TLSSocket) => {
@@ -179,6 +178,18 @@ export async function startServers(options: ServersOptions): Promise<RunningServ
       await Promise.all([closeServer(https, graceMs, gate), closeServer(ops, 1000)]);
     },
   };
+}
+
+/**
+ * Why a failed handshake was refused, for the counter: TLS's own errors only. A reset or a broken
+ * pipe is a client going away, or a connection the gate closed (and counted) itself.
+ */
+function tlsRefusal(
+  code: string | undefined,
+): 'client-certificate' | 'handshake-timeout' | 'tls' | undefined {
+  if (code === 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE') return 'client-certificate';
+  if (code === 'ERR_TLS_HANDSHAKE_TIMEOUT') return 'handshake-timeout';
+  return code?.startsWith('ERR_SSL_') ? 'tls' : undefined;
 }
 
 function clientAuthMode(clientAuth: ClientAuth | undefined): string {
