@@ -92,6 +92,7 @@ function closeServer(
       resolve();
     });
     server.closeIdleConnections();
+    gate?.closeHandshaking();
   });
 }
 

@@ -77,6 +77,11 @@ export class ConnectionGate {
     for (const entry of [...this.#entries.values()]) entry.socket.destroy();
   }
 
+  /** Closes the connections still in their TLS handshake: they carry no review to finish. */
+  closeHandshaking(): void {
+    for (const entry of [...this.#handshaking]) entry.socket.destroy();
+  }
+
   #admit(socket: Socket): void {
     const source = sourceOf(socket.remoteAddress);
     const options = this.#options;

@@ -105,3 +105,15 @@ it('at the cap the oldest silent connection makes room; with none left the new o
     'signet_admission_connections_open 2',
   );
 });
+
+it('stopping does not wait for connections still in their handshake (they carry no review)', async () => {
+  const { port } = await start({ maxConnections: 10, maxConnectionsPerSource: 10 });
+  const quiet = await silent(port, '127.0.0.2');
+  const running = servers;
+  servers = undefined;
+  const started = Date.now();
+  await running?.close(10_000);
+  expect(Date.now() - started).toBeLessThan(5000);
+  await settle();
+  expect(quiet.closed).toBe(true);
+});
