@@ -16,6 +16,9 @@ export default signetTestConfig({
     'src/audit/start-scanner.ts',
     // Reads a live cluster: covered by e2e/test/migration.test.ts.
     'src/migrate/cluster-state.ts',
+    // Runs in a worker thread, which the test process's V8 coverage does not see; its verdicts are
+    // asserted by test/http/body-check.test.ts and test/attack/heavy-bodies.test.ts.
+    'src/http/body-check-worker.ts',
     // Process entry points: started as real processes by test/admission/admission-service.test.ts.
     'src/bin/**',
     'src/commands/serve.ts',

@@ -6,6 +6,7 @@ export type { PullSecretLookup } from './admission/credentials.js';
 export {
   createCertificateAuthority,
   type IssuedCertificate,
+  issueClientCertificate,
   issueServingCertificate,
   renewalTime,
 } from './certificates.js';
@@ -44,7 +45,7 @@ export {
   PolicyStore,
   type SnapshotPolicy,
 } from './policy/policy-store.js';
-export { type RunningServers, startServers } from './server.js';
+export { type ClientAuth, type RunningServers, startServers } from './server.js';
 export { assembleAdmission, type RunningSignet, startSignet } from './signet.js';
 export { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
 export {

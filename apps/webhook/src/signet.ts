@@ -15,8 +15,7 @@ import {
 import { AdmissionService } from './admission/admission-service.js';
 import type { PullSecretLookup } from './admission/credentials.js';
 import type { ServeConfig } from './commands/serve-config.js';
-import { createAdmissionApp, ReviewTimeout } from './http/admission-app.js';
-import { createOpsApp } from './http/ops-app.js';
+import { ReviewTimeout } from './http/review.js';
 import type { ClusterPolicySource } from './kube/cluster-source.js';
 import type { LeaderLease } from './kube/leader-lease.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
@@ -32,12 +31,14 @@ import { policyValidator } from './policy/policy-validation.js';
 import { createRefreshedInputs } from './policy/refreshed-inputs.js';
 import { ValidationCapacity } from './policy/validation-capacity.js';
 import type { RegistrySettings } from './registry-settings.js';
-import { type RunningServers, startServers } from './server.js';
+import { type ClientAuth, type RunningServers, startServers } from './server.js';
 import {
   type CertificatePair,
   CertificateWatcher,
+  ClientCaWatcher,
   certificateExpirySeconds,
   readCertificatePair,
+  readClientCa,
 } from './tls.js';
 import { version } from './version.js';
 
@@ -132,6 +133,34 @@ async function loadKube(path: string | undefined, context: string | undefined) {
   return { kubeClient, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
 }
 
+/** `--client-ca-file`, read and checked: the admission port's mutual TLS, or none. */
+function clientAuthOf(config: ServeConfig): ClientAuth | undefined {
+  if (config.clientAuth === undefined) return undefined;
+  return { ca: readClientCa(config.clientAuth.caFile), required: config.clientAuth.required };
+}
+
+/** Takes a changed client CA file without a restart (a mounted ConfigMap or Secret updates in place). */
+function watchClientCa(
+  config: ServeConfig,
+  clientAuth: ClientAuth | undefined,
+  logger: Logger,
+  onChange: (ca: string) => void,
+): ClientCaWatcher | undefined {
+  if (config.clientAuth === undefined || clientAuth === undefined) return undefined;
+  const watcher = new ClientCaWatcher({ file: config.clientAuth.caFile, logger, onChange }, clientAuth.ca);
+  watcher.start();
+  return watcher;
+}
+
+/** The HTTP layer (express), loaded by `signet serve` only: `verify` and `audit` never pay for it. */
+async function loadHttp() {
+  const [admission, ops] = await Promise.all([
+    import('./http/admission-app.js'),
+    import('./http/ops-app.js'),
+  ]);
+  return { createAdmissionApp: admission.createAdmissionApp, createOpsApp: ops.createOpsApp };
+}
+
 async function loadPolicyFiles(config: ServeConfig): Promise<PolicyObjects> {
   const files = await Promise.all(config.policyFiles.map((f) => loadPolicyFile(f, config.namespace)));
   const objects = mergePolicyObjects(files);
@@ -164,6 +193,9 @@ export async function startSignet(
   config: ServeConfig,
   overrides: SignetOverrides = {},
 ): Promise<RunningSignet> {
+  // Loaded while the rest starts (policy files, the cluster client), awaited before listening.
+  const httpLayer = loadHttp();
+  httpLayer.catch(() => undefined);
   const loggers = overrides.logger
     ? { logger: overrides.logger, admissions: overrides.logger }
     : createLoggers({ level: config.logLevel });
@@ -173,6 +205,8 @@ export async function startSignet(
     config.policyFiles.length === 0 ? await loadKube(config.kubeconfig, config.context) : undefined;
   // Policy files are read (and refused when unusable) before anything listens.
   const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
+  // So is the client CA: a file that holds no certificate stops the start, not every caller later.
+  const clientAuth = clientAuthOf(config);
   const admission = assembleAdmission({
     logger,
     metrics,
@@ -299,7 +333,8 @@ export async function startSignet(
         ? { ready: true }
         : { ready: false, reason: 'policies not loaded yet' };
   metrics.reportReadiness(() => readiness().ready);
-  const admissionApp = createAdmissionApp({
+  const http = await httpLayer;
+  const admissionApp = http.createAdmissionApp({
     handler: admission.service.review,
     quickHandler: admission.service.quick,
     policyHandler: policyValidator({
@@ -315,20 +350,26 @@ export async function startSignet(
   servingCertificateExpiry(certificate);
   const started = startServers({
     admissionApp: admissionApp.listener,
-    opsApp: createOpsApp(metrics, { ready: readiness }),
+    opsApp: http.createOpsApp(metrics, { ready: readiness }),
     certificate,
     port: config.port,
     opsPort: config.opsPort,
     host: config.host,
     opsHost: config.opsHost,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerSource: config.maxConnectionsPerSource,
+    clientAuth,
+    metrics,
     logger,
   });
-  servers = await started.catch((error: unknown) => {
+  servers = await started.catch(async (error: unknown) => {
     stopRefreshing();
     watcher?.stop();
     selfManaged?.stop();
+    await admissionApp.close();
     throw error;
   });
+  const clientCaWatcher = watchClientCa(config, clientAuth, logger, (ca) => servers?.setClientCa(ca));
 
   // The background scan needs a cluster to read; with policy files there is none.
   const scanner =
@@ -362,12 +403,14 @@ export async function startSignet(
     shuttingDown = true;
     stopRefreshing();
     watcher?.stop();
+    clientCaWatcher?.stop();
     selfManaged?.stop();
     await source?.stop();
     await lease?.stop();
     await statusWriter?.idle();
     await scanner?.stop();
     await running.close(graceMs);
+    await admissionApp.close();
     await Promise.all([engines.close(), cel.close(), capacity.close()]);
     kube?.kubeClient.close();
   };

@@ -10,6 +10,8 @@ export interface ApiServerOptions {
   /** Service ClusterIPs; must not overlap kwok's pod CIDR. */
   readonly serviceClusterIpRange?: string;
   readonly readyTimeoutMs?: number;
+  /** More flags, after the ones below (e.g. `--admission-control-config-file`). */
+  readonly extraArgs?: readonly string[];
 }
 
 export interface RunningApiServer {
@@ -48,6 +50,7 @@ export function apiServerArgs(options: ApiServerOptions, port: number): string[]
     '--endpoint-reconciler-type=none',
     '--allow-privileged=true',
     '--profiling=false',
+    ...(options.extraArgs ?? []),
   ];
 }
 

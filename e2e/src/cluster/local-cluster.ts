@@ -24,6 +24,8 @@ export interface LocalClusterOptions {
   readonly stepTimeoutMs?: number;
   /** Environment for finding the tool cache (`SIGNET_CACHE_DIR`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /** More kube-apiserver flags (e.g. `--admission-control-config-file=...`). */
+  readonly apiServerArgs?: readonly string[];
 }
 
 export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
@@ -170,6 +172,7 @@ function bootApiServer(step: Step, etcd: RunningEtcd): Promise<RunningApiServer>
       pki: step.pki,
       etcdUrl: etcd.url,
       readyTimeoutMs: step.timeoutMs,
+      ...(step.options.apiServerArgs ? { extraArgs: step.options.apiServerArgs } : {}),
     }),
   );
 }

@@ -12,7 +12,7 @@ import {
 } from '@signet/core';
 import type { AdmissionRequest } from '@signet/k8s-types';
 import type { CredentialSource, ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
-import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/admission-app.js';
+import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/review.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';

@@ -89,6 +89,36 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'the Service whose DNS names the self-managed certificate carries',
     },
     {
+      name: 'client-ca-file',
+      type: 'string',
+      value: 'FILE',
+      description:
+        "CA bundle (PEM) of the API server's client certificate: the admission port asks callers for one; reloaded when the file changes",
+    },
+    {
+      name: 'client-auth',
+      type: 'string',
+      value: 'MODE',
+      default: 'required',
+      description:
+        'with --client-ca-file: required (no valid certificate, no review) or if-given (a caller without one is still served)',
+    },
+    {
+      name: 'max-connections',
+      type: 'string',
+      value: 'N',
+      default: '1024',
+      description:
+        'connections the admission port holds at once; when full, one still in its TLS handshake makes room',
+    },
+    {
+      name: 'max-connections-per-source',
+      type: 'string',
+      value: 'N',
+      default: '256',
+      description: 'connections one source address may hold on the admission port',
+    },
+    {
       name: 'webhook-name',
       type: 'string',
       value: 'NAME',
@@ -206,6 +236,10 @@ interface ServeValues {
   readonly 'tls-secret'?: string;
   readonly 'service-name'?: string;
   readonly 'webhook-name'?: string;
+  readonly 'client-ca-file'?: string;
+  readonly 'client-auth'?: string;
+  readonly 'max-connections'?: string;
+  readonly 'max-connections-per-source'?: string;
   readonly 'insecure-registry'?: string[];
   readonly 'private-host'?: string[];
   readonly 'kms-endpoint'?: string[];
@@ -239,6 +273,13 @@ export type TlsConfig =
   | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
   | { readonly mode: 'self-managed'; readonly secretName: string; readonly serviceName: string };
 
+/** Mutual TLS on the admission port (`--client-ca-file`). */
+export interface ClientAuthConfig {
+  readonly caFile: string;
+  /** `--client-auth=required` (default): a caller without a valid client certificate is refused. */
+  readonly required: boolean;
+}
+
 export interface ServeConfig {
   readonly port: number;
   readonly opsPort: number;
@@ -251,6 +292,11 @@ export interface ServeConfig {
   /** The kubeconfig context (`--context`); `undefined`: its current-context. */
   readonly context?: string | undefined;
   readonly tls: TlsConfig;
+  /** Callers authenticated by client certificate; `undefined`: any caller that completes TLS. */
+  readonly clientAuth: ClientAuthConfig | undefined;
+  /** The admission port's connection cap, and one source address's share of it. */
+  readonly maxConnections: number;
+  readonly maxConnectionsPerSource: number;
   readonly webhookName: string;
   readonly insecureRegistries: readonly string[];
   /** How registries are reached: insecure hosts, CA certificates, cloud credentials. */
@@ -348,6 +394,8 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     kubeconfig: values.kubeconfig,
     context: values.context,
     tls,
+    clientAuth: clientAuthFrom(values),
+    ...connectionLimitsFrom(values),
     webhookName: values['webhook-name'] ?? 'signet',
     insecureRegistries: registries.insecureRegistries,
     registries,
@@ -400,6 +448,35 @@ function tufFrom(values: ServeValues): TufConfig {
     cacheDir: values['tuf-cache-dir'],
     refreshMs: boundedDuration(values['tuf-refresh'], '1h', 'tuf-refresh', [60_000, 24 * HOUR]),
   };
+}
+
+function clientAuthFrom(values: ServeValues): ClientAuthConfig | undefined {
+  const mode = values['client-auth'];
+  if (mode !== undefined && mode !== 'required' && mode !== 'if-given') {
+    throw new UsageError(`--client-auth must be required or if-given, got ${JSON.stringify(mode)}`);
+  }
+  const caFile = values['client-ca-file'];
+  if (caFile === undefined) {
+    if (mode !== undefined) throw new UsageError('--client-auth needs --client-ca-file');
+    return undefined;
+  }
+  return { caFile, required: mode !== 'if-given' };
+}
+
+function connectionLimitsFrom(
+  values: ServeValues,
+): Pick<ServeConfig, 'maxConnections' | 'maxConnectionsPerSource'> {
+  const maxConnections = count(values['max-connections'], 1024, 'max-connections', [1, 65_536]);
+  const maxConnectionsPerSource = count(
+    values['max-connections-per-source'],
+    256,
+    'max-connections-per-source',
+    [1, 65_536],
+  );
+  if (maxConnectionsPerSource > maxConnections) {
+    throw new UsageError('--max-connections-per-source must not be above --max-connections');
+  }
+  return { maxConnections, maxConnectionsPerSource };
 }
 
 function tlsFrom(values: ServeValues): TlsConfig {

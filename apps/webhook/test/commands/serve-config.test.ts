@@ -16,6 +16,9 @@ describe('signet serve flags', () => {
       policyFiles: ['p.yaml'],
       kubeconfig: undefined,
       tls: { mode: 'files', certFile: 'tls.crt', keyFile: 'tls.key' },
+      clientAuth: undefined,
+      maxConnections: 1024,
+      maxConnectionsPerSource: 256,
       webhookName: 'signet',
       insecureRegistries: [],
       registries: {
@@ -64,6 +67,19 @@ describe('signet serve flags', () => {
     });
   });
 
+  it('takes the client CA (required unless if-given) and the connection limits', () => {
+    expect(serveConfigFrom({ ...files, 'client-ca-file': 'ca.crt' }, {}).clientAuth).toEqual({
+      caFile: 'ca.crt',
+      required: true,
+    });
+    expect(
+      serveConfigFrom({ ...files, 'client-ca-file': 'ca.crt', 'client-auth': 'if-given' }, {}).clientAuth,
+    ).toEqual({ caFile: 'ca.crt', required: false });
+    expect(
+      serveConfigFrom({ ...files, 'max-connections': '64', 'max-connections-per-source': '8' }, {}),
+    ).toMatchObject({ maxConnections: 64, maxConnectionsPerSource: 8 });
+  });
+
   it.each([
     [{ ...files, port: '70000' }, '--port must be a port number, got "70000"'],
     [{ ...files, 'ops-port': 'x' }, '--ops-port must be a port number, got "x"'],
@@ -78,6 +94,19 @@ describe('signet serve flags', () => {
     [
       { 'tls-self-managed': true, 'policy-file': ['p'] },
       '--tls-self-managed keeps its certificate in the cluster',
+    ],
+    [{ ...files, 'client-auth': 'if-given' }, '--client-auth needs --client-ca-file'],
+    [
+      { ...files, 'client-ca-file': 'ca.crt', 'client-auth': 'optional' },
+      '--client-auth must be required or if-given, got "optional"',
+    ],
+    [
+      { ...files, 'max-connections': '0' },
+      '--max-connections must be a whole number from 1 to 65536, got "0"',
+    ],
+    [
+      { ...files, 'max-connections': '64', 'max-connections-per-source': '128' },
+      '--max-connections-per-source must not be above --max-connections',
     ],
     [{ ...files, 'cache-ttl': '5' }, '--cache-ttl must be a duration'],
     [{ ...files, 'log-level': 'loud' }, '--log-level must be one of'],
