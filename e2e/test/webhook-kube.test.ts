@@ -8,9 +8,9 @@ import {
   ClusterPolicySource,
   compileSnapshot,
   createLogger,
-  KubeClient,
+  type KubeApi,
   KubePullSecretLookup,
-  loadKubeCredentials,
+  openKubeApi,
   PolicyEventRecorder,
   type PolicyObjects,
   SelfManagedTls,
@@ -21,7 +21,7 @@ import { type LocalCluster, startLocalCluster } from '../src/cluster/local-clust
 
 const crds = new URL('../../apps/webhook/chart/files/crds/', import.meta.url);
 let cluster: LocalCluster;
-let client: KubeClient;
+let api: KubeApi;
 const logger = createLogger({ level: 'silent' });
 
 async function eventually<T>(
@@ -42,7 +42,7 @@ beforeAll(async () => {
   cluster = await startLocalCluster({
     onProgress: (p) => console.log(`cluster: ${p.message ?? JSON.stringify(p)}`),
   });
-  client = new KubeClient(loadKubeCredentials(cluster.kubeconfig));
+  api = openKubeApi({ kubeconfig: cluster.kubeconfig });
   for (const file of readdirSync(crds)) await cluster.apply(readFileSync(new URL(file, crds), 'utf8'));
   await cluster.kubectl([
     'wait',
@@ -55,7 +55,6 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  client?.close();
   await cluster?.stop();
 });
 
@@ -63,7 +62,7 @@ describe('policy watches', () => {
   it('delivers ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets, and follows changes', async () => {
     const seen: PolicyObjects[] = [];
     const source = new ClusterPolicySource({
-      client,
+      api,
       namespace: 'signet-system',
       logger,
       onChange: (o) => seen.push(o),
@@ -127,10 +126,10 @@ spec:
     - static: { action: pass }
       attestations: [{ name: vuln, predicateType: vuln, policy: { type: rego, data: "package x" } }]
 `);
-    const events = new PolicyEventRecorder(client, logger);
+    const events = new PolicyEventRecorder(api, logger);
     let objects: PolicyObjects | undefined;
     const source = new ClusterPolicySource({
-      client,
+      api,
       namespace: 'signet-system',
       logger,
       onChange: (o) => (objects = o),
@@ -184,7 +183,7 @@ describe('pull secrets', () => {
         imagePullSecrets: [{ name: 'pull' }],
       },
     ]);
-    const lookup = new KubePullSecretLookup(client);
+    const lookup = new KubePullSecretLookup(api);
     expect(await lookup.serviceAccountPullSecrets('apps', 'builder')).toEqual(['pull']);
     expect(await lookup.serviceAccountPullSecrets('apps', 'missing')).toEqual([]);
     expect((await lookup.secret('apps', 'pull'))?.type).toBe('kubernetes.io/dockerconfigjson');
@@ -202,7 +201,7 @@ describe('self-managed TLS', () => {
       }),
     );
     const options = {
-      client,
+      api,
       logger,
       namespace: 'signet-system',
       secretName: 'signet-webhook-tls',

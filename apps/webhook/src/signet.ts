@@ -18,6 +18,7 @@ import type { ServeConfig } from './commands/serve-config.js';
 import { createAdmissionApp, ReviewTimeout } from './http/admission-app.js';
 import { createOpsApp } from './http/ops-app.js';
 import type { ClusterPolicySource } from './kube/cluster-source.js';
+import type { KubeAccessOptions } from './kube/kube-config.js';
 import type { LeaderLease } from './kube/leader-lease.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
 import { createLoggers, type Logger } from './logger.js';
@@ -105,10 +106,9 @@ function buildInfo(version: string, env: NodeJS.ProcessEnv): { version: string; 
  * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS, status), loaded
  * only when policies come from a cluster.
  */
-async function loadKube(path: string | undefined) {
-  const [client, credentials, source, events, pullSecrets, tls, lease, status] = await Promise.all([
-    import('./kube/client.js'),
-    import('./kube/credentials.js'),
+async function loadKube(access: KubeAccessOptions) {
+  const [connection, source, events, pullSecrets, tls, lease, status] = await Promise.all([
+    import('./kube/kube-api.js'),
     import('./kube/cluster-source.js'),
     import('./kube/events.js'),
     import('./kube/pull-secrets.js'),
@@ -116,8 +116,8 @@ async function loadKube(path: string | undefined) {
     import('./kube/leader-lease.js'),
     import('./kube/status-writer.js'),
   ]);
-  const kubeClient = new client.KubeClient(credentials.loadKubeCredentials(path));
-  return { kubeClient, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
+  const api = connection.openKubeApi(access);
+  return { api, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
 }
 
 async function loadPolicyFiles(config: ServeConfig): Promise<PolicyObjects> {
@@ -157,7 +157,8 @@ export async function startSignet(
     : createLoggers({ level: config.logLevel });
   const { logger } = loggers;
   const metrics = overrides.metrics ?? new SignetMetrics({ build: buildInfo(version(), process.env) });
-  const kube = config.policyFiles.length === 0 ? await loadKube(config.kubeconfig) : undefined;
+  const kube =
+    config.policyFiles.length === 0 ? await loadKube({ kubeconfig: config.kubeconfig }) : undefined;
   // Policy files are read (and refused when unusable) before anything listens.
   const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
   const admission = assembleAdmission({
@@ -168,11 +169,11 @@ export async function startSignet(
     cacheTtlMs: config.cacheTtlMs,
     resolveDigests: config.resolveDigests,
     allowUnpinnedTags: config.allowUnpinnedTags,
-    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeClient) } : {}),
+    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.api) } : {}),
   });
   const { store } = admission;
   const events: PolicyProblemReporter | undefined = kube
-    ? new kube.PolicyEventRecorder(kube.kubeClient, logger)
+    ? new kube.PolicyEventRecorder(kube.api, logger)
     : undefined;
   // Loaded on the first CUE or Rego policy only (ADR 0005).
   const engines = new WebhookPolicyEngines(logger);
@@ -194,7 +195,7 @@ export async function startSignet(
   let lease: LeaderLease | undefined;
   const statusWriter = kube
     ? new kube.PolicyStatusWriter({
-        client: kube.kubeClient,
+        api: kube.api,
         logger,
         metrics,
         objects: () => source?.policyObjects() ?? [],
@@ -203,7 +204,7 @@ export async function startSignet(
     : undefined;
   if (kube) {
     lease = new kube.LeaderLease({
-      client: kube.kubeClient,
+      api: kube.api,
       namespace: config.namespace,
       name: `${config.webhookName}-policy-status`,
       identity: `${process.env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`,
@@ -248,7 +249,7 @@ export async function startSignet(
   } else {
     if (kube === undefined) throw new Error('self-managed TLS needs a cluster');
     selfManaged = new kube.SelfManagedTls({
-      client: kube.kubeClient,
+      api: kube.api,
       logger,
       namespace: config.namespace,
       secretName: config.tls.secretName,
@@ -300,7 +301,7 @@ export async function startSignet(
   const scanner =
     kube !== undefined && config.audit.intervalMs > 0
       ? (await import('./audit/start-scanner.js')).createBackgroundScanner({
-          client: kube.kubeClient,
+          api: kube.api,
           admission,
           logger,
           metrics,
@@ -312,7 +313,7 @@ export async function startSignet(
     await apply(fromFiles);
   } else if (kube !== undefined) {
     source = new kube.ClusterPolicySource({
-      client: kube.kubeClient,
+      api: kube.api,
       namespace: config.namespace,
       logger,
       onChange: (objects) => void apply(objects).then(() => scanner?.policiesChanged()),
@@ -335,7 +336,6 @@ export async function startSignet(
     await scanner?.stop();
     await running.close(graceMs);
     await engines.close();
-    kube?.kubeClient.close();
   };
   return {
     ...admission,

@@ -194,7 +194,6 @@ export async function runAudit(flags: FlagValues, out: Writable, err: Writable):
     return await auditWith(values, { ...settings, registries }, kube, policies, engines, out, err);
   } finally {
     await engines.close();
-    kube?.client.close();
   }
 }
 
@@ -283,30 +282,24 @@ async function policiesFromFiles(settings: AuditSettings): Promise<PolicyObjects
 type Kube = Awaited<ReturnType<typeof loadKube>>;
 
 /** The cluster side of an audit: objects, policies (read once) and pull secrets. */
-async function loadKube(path: string | undefined, context: string | undefined) {
-  const [
-    { KubeClient },
-    { loadKubeCredentials },
-    { ClusterInventory },
-    { ClusterPolicySource },
-    { KubePullSecretLookup },
-  ] = await Promise.all([
-    import('../kube/client.js'),
-    import('../kube/credentials.js'),
-    import('../audit/cluster-inventory.js'),
-    import('../kube/cluster-source.js'),
-    import('../kube/pull-secrets.js'),
-  ]);
-  const client = new KubeClient(loadKubeCredentials(path, process.env, undefined, context));
+async function loadKube(kubeconfig: string | undefined, context: string | undefined) {
+  const [{ openKubeApi }, { ClusterInventory }, { ClusterPolicySource }, { KubePullSecretLookup }] =
+    await Promise.all([
+      import('../kube/kube-api.js'),
+      import('../audit/cluster-inventory.js'),
+      import('../kube/cluster-source.js'),
+      import('../kube/pull-secrets.js'),
+    ]);
+  const api = openKubeApi({ kubeconfig, context });
   return {
-    client,
-    inventory: new ClusterInventory(client),
-    pullSecrets: new KubePullSecretLookup(client),
+    api,
+    inventory: new ClusterInventory(api),
+    pullSecrets: new KubePullSecretLookup(api),
     /** The policy objects as the webhook sees them, listed once. */
     async readPolicies(namespace: string): Promise<PolicyObjects> {
       const logger = createLogger({ level: 'silent' });
       const source = new ClusterPolicySource({
-        client,
+        api,
         namespace,
         logger,
         onChange: () => {},

@@ -53,6 +53,7 @@ export const MIGRATE_COMMAND: CommandSpec = {
 
 interface MigrateValues {
   readonly kubeconfig?: string;
+  readonly context?: string;
   readonly namespace?: string;
   readonly 'from-namespace'?: string;
   readonly release?: string;
@@ -91,14 +92,13 @@ export async function runMigrate(
   const output = values.output ?? 'text';
   if (output !== 'text' && output !== 'json')
     throw new UsageError(`--output must be text or json, got ${JSON.stringify(output)}`);
-  const { KubeClient } = await import('../kube/client.js');
-  const { loadKubeCredentials } = await import('../kube/credentials.js');
-  const client = new KubeClient(loadKubeCredentials(values.kubeconfig));
+  const { openKubeApi } = await import('../kube/kube-api.js');
+  const api = openKubeApi({ kubeconfig: values.kubeconfig, context: values.context });
   const engines = new WebhookPolicyEngines(createLogger({ level: 'silent' }));
   try {
     const namespace = values.namespace ?? 'signet-system';
     const state = await readClusterState(
-      client,
+      api,
       {
         signetNamespace: namespace,
         fromNamespace: values['from-namespace'] ?? 'cosign-system',
@@ -118,7 +118,6 @@ export async function runMigrate(
     out.write(`${output === 'json' ? JSON.stringify({ findings }, null, 2) : textReport(findings)}\n`);
     return findings.some((f) => f.severity === 'blocker') ? 1 : 0;
   } finally {
-    client.close();
     await engines.close();
   }
 }

@@ -1,0 +1,76 @@
+// One connection to a cluster: client-node's generated API clients for the groups Signet reads and
+// writes, and its Watch, all authenticated by one KubeConfig. Loaded only when Signet talks to a
+// cluster (ADR 0014): client-node's KubeConfig pulls its whole generated API.
+import {
+  AdmissionregistrationV1Api,
+  ApiextensionsV1Api,
+  AppsV1Api,
+  BatchV1Api,
+  type ConfigurationOptions,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  Observable,
+  type ObservableMiddleware,
+  Watch,
+} from '@kubernetes/client-node';
+import { type KubeAccessOptions, loadKubeConfig } from './kube-config.js';
+
+export type { KubeAccessOptions } from './kube-config.js';
+
+export class KubeApi {
+  readonly config: KubeConfig;
+  /** Where the configuration came from, for messages. */
+  readonly source: string;
+  readonly core: CoreV1Api;
+  readonly coordination: CoordinationV1Api;
+  readonly customObjects: CustomObjectsApi;
+  readonly admissionRegistration: AdmissionregistrationV1Api;
+  readonly apiExtensions: ApiextensionsV1Api;
+  readonly apps: AppsV1Api;
+  readonly batch: BatchV1Api;
+
+  constructor(config: KubeConfig, source: string) {
+    this.config = config;
+    this.source = source;
+    this.core = config.makeApiClient(CoreV1Api);
+    this.coordination = config.makeApiClient(CoordinationV1Api);
+    this.customObjects = config.makeApiClient(CustomObjectsApi);
+    this.admissionRegistration = config.makeApiClient(AdmissionregistrationV1Api);
+    this.apiExtensions = config.makeApiClient(ApiextensionsV1Api);
+    this.apps = config.makeApiClient(AppsV1Api);
+    this.batch = config.makeApiClient(BatchV1Api);
+  }
+
+  /**
+   * A Watch of this cluster. client-node gives up a watch after 30 s without an event (a half-open
+   * connection to a vanished API server) and its ListWatch then watches again from the last
+   * resourceVersion.
+   */
+  watch(): Watch {
+    return new Watch(this.config);
+  }
+
+  /**
+   * Per-call options that abort the call after `ms` (the answer's body included): every call Signet
+   * makes has a deadline. A method, so that callers need client-node only as types.
+   */
+  deadline(ms: number): ConfigurationOptions {
+    // The generated APIs' per-call middleware is of their Observable kind (a promise wrapper).
+    const timeout: ObservableMiddleware = {
+      pre: (context) => {
+        context.setSignal(AbortSignal.timeout(ms));
+        return new Observable(Promise.resolve(context));
+      },
+      post: (response) => new Observable(Promise.resolve(response)),
+    };
+    return { middleware: [timeout], middlewareMergeStrategy: 'append' };
+  }
+}
+
+/** The cluster `options` name (kubectl's order when they name none). Throws InputError. */
+export function openKubeApi(options: KubeAccessOptions = {}): KubeApi {
+  const { config, source } = loadKubeConfig(options);
+  return new KubeApi(config, source);
+}
