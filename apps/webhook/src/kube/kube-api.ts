@@ -16,6 +16,7 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { type KubeAccessOptions, loadKubeConfig } from './kube-config.js';
+import { kubeApiError } from './kube-errors.js';
 
 export type { KubeAccessOptions } from './kube-config.js';
 
@@ -34,13 +35,13 @@ export class KubeApi {
   constructor(config: KubeConfig, source: string) {
     this.config = config;
     this.source = source;
-    this.core = config.makeApiClient(CoreV1Api);
-    this.coordination = config.makeApiClient(CoordinationV1Api);
-    this.customObjects = config.makeApiClient(CustomObjectsApi);
-    this.admissionRegistration = config.makeApiClient(AdmissionregistrationV1Api);
-    this.apiExtensions = config.makeApiClient(ApiextensionsV1Api);
-    this.apps = config.makeApiClient(AppsV1Api);
-    this.batch = config.makeApiClient(BatchV1Api);
+    this.core = withKubeErrors(config.makeApiClient(CoreV1Api));
+    this.coordination = withKubeErrors(config.makeApiClient(CoordinationV1Api));
+    this.customObjects = withKubeErrors(config.makeApiClient(CustomObjectsApi));
+    this.admissionRegistration = withKubeErrors(config.makeApiClient(AdmissionregistrationV1Api));
+    this.apiExtensions = withKubeErrors(config.makeApiClient(ApiextensionsV1Api));
+    this.apps = withKubeErrors(config.makeApiClient(AppsV1Api));
+    this.batch = withKubeErrors(config.makeApiClient(BatchV1Api));
   }
 
   /**
@@ -67,6 +68,28 @@ export class KubeApi {
     };
     return { middleware: [timeout], middlewareMergeStrategy: 'append' };
   }
+}
+
+/**
+ * A generated client whose calls fail with a KubeApiError naming the call and saying in one line
+ * what the API server answered (client-node's ApiException message carries the body and every
+ * response header).
+ */
+function withKubeErrors<T extends object>(client: T): T {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      return (...args: unknown[]) => {
+        const result: unknown = value.apply(target, args);
+        return result instanceof Promise
+          ? result.catch((error: unknown) => {
+              throw kubeApiError(property, error);
+            })
+          : result;
+      };
+    },
+  });
 }
 
 /** The cluster `options` name (kubectl's order when they name none). Throws InputError. */

@@ -57,7 +57,9 @@ function isTimeout(error: unknown): boolean {
  * message>`, or `what: <why nothing answered>`. The original stays as `cause`.
  */
 export function kubeApiError(what: string, error: unknown): KubeApiError {
-  if (error instanceof KubeApiError) return error;
+  // Named again: said from the original failure.
+  if (error instanceof KubeApiError)
+    return error.cause === undefined ? error : kubeApiError(what, error.cause);
   const status = statusOf(error);
   if (status !== undefined) {
     const body = statusBody(error);

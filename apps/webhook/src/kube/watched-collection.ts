@@ -9,6 +9,7 @@ import {
   type ListWatch,
   makeInformer,
 } from '@kubernetes/client-node';
+import { KubeApiError, kubeApiError } from './kube-errors.js';
 import { type ListPage, listAll, PAGE_SIZE } from './lists.js';
 
 export type WatchedObject = Record<string, unknown> & KubernetesObject;
@@ -71,8 +72,7 @@ export class WatchedCollection {
       (token) => this.#options.listPage(token, PAGE_SIZE),
       this.#options.maxObjects ?? 10_000,
     ).catch((error: unknown) => {
-      if (error instanceof RangeError)
-        throw new Error(`${this.#options.path}: ${error.message}`, { cause: error });
+      if (error instanceof RangeError) throw new RangeError(`${this.#options.path}: ${error.message}`);
       throw error;
     });
     this.#listed = true;
@@ -84,7 +84,13 @@ export class WatchedCollection {
   #failed(error: unknown): void {
     // Stopping aborts the watch, which the informer reports as an error.
     if (this.#stopped) return;
-    this.#options.onError(error);
+    // A failed list is a KubeApiError already, a list too long a RangeError; a watch fails as
+    // client-node's Error with statusCode, or undici's fetch failure.
+    const said =
+      error instanceof KubeApiError || error instanceof RangeError
+        ? error
+        : kubeApiError(`watch ${this.#options.path}`, error);
+    this.#options.onError(said);
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => {
       if (!this.#stopped) this.start();
