@@ -25,6 +25,7 @@ import { dockerCredentials } from '../cli/docker-credentials.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
+import { KubeApiError, statusOf } from '../kube/kube-errors.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
@@ -255,12 +256,18 @@ async function objectsToAudit(
     return { objects, namespaces: [] };
   }
   if (kube === undefined) throw new Error('a cluster audit without a cluster');
-  return kube.inventory.read({
-    ...(values.namespace ? { namespaces: values.namespace } : {}),
-    optedInOnly: values['opted-in-only'] === true,
-    ...(values.selector ? { labelSelector: values.selector } : {}),
-    signetNamespace: settings.signetNamespace,
-  });
+  return kube.inventory
+    .read({
+      ...(values.namespace ? { namespaces: values.namespace } : {}),
+      optedInOnly: values['opted-in-only'] === true,
+      ...(values.selector ? { labelSelector: values.selector } : {}),
+      signetNamespace: settings.signetNamespace,
+    })
+    .catch((error: unknown) => {
+      if (error instanceof KubeApiError)
+        throw new InputError(`cannot read the cluster: ${error.message}`, { cause: error });
+      throw error;
+    });
 }
 
 function format(report: AuditReport, output: string): string {
@@ -295,26 +302,41 @@ async function loadKube(kubeconfig: string | undefined, context: string | undefi
     api,
     inventory: new ClusterInventory(api),
     pullSecrets: new KubePullSecretLookup(api),
-    /** The policy objects as the webhook sees them, listed once. */
+    /**
+     * The policy objects as the webhook sees them, listed once. A refusal (401, 403) ends the wait
+     * at once; anything else is retried for 30 s, then said.
+     */
     async readPolicies(namespace: string): Promise<PolicyObjects> {
       const logger = createLogger({ level: 'silent' });
+      let timer: NodeJS.Timeout | undefined;
+      let last: unknown;
+      let refused: ((error: unknown) => void) | undefined;
+      const failed = new Promise<never>((_, reject) => {
+        refused = reject;
+        timer = setTimeout(() => {
+          const why = last instanceof Error ? `: ${last.message}` : ' (RBAC? is the cluster up?)';
+          reject(new InputError(`could not list the policies within 30s${why}`, { cause: last }));
+        }, 30_000);
+      });
+      failed.catch(() => undefined); // raced below; a refusal may come before the race starts
       const source = new ClusterPolicySource({
         api,
         namespace,
         logger,
         onChange: () => {},
+        onError: (error) => {
+          last = error;
+          const status = statusOf(error);
+          if (status === 401 || status === 403)
+            refused?.(
+              new InputError(`cannot read the policies: ${(error as Error).message}`, { cause: error }),
+            );
+        },
         debounceMs: 0,
       });
-      let timer: NodeJS.Timeout | undefined;
       try {
         await source.start();
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new InputError('could not list the policies within 30s (RBAC? is the cluster up?)')),
-            30_000,
-          );
-        });
-        await Promise.race([source.synced, timeout]);
+        await Promise.race([source.synced, failed]);
         return source.snapshot();
       } finally {
         clearTimeout(timer);

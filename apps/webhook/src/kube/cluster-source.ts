@@ -27,6 +27,8 @@ export interface ClusterPolicySourceOptions {
   readonly onChange: (objects: PolicyObjects) => void;
   /** Called after every burst of changes, status-only ones included (status reconciliation). */
   readonly onObjects?: () => void;
+  /** Called, besides the log line, when a list or watch fails (it is retried in 5 s). */
+  readonly onError?: (error: unknown) => void;
   readonly debounceMs?: number;
 }
 
@@ -130,11 +132,13 @@ export class ClusterPolicySource {
       path,
       listPage,
       onChange: () => this.#schedule(),
-      onError: (error) =>
+      onError: (error) => {
         this.#options.logger.error(
           { err: error, collection: path },
           'policy watch failed; restarting it in 5s',
-        ),
+        );
+        this.#options.onError?.(error);
+      },
     });
     this.#collections.push({ kind, apiVersion, watched, ...(resource ? { resource } : {}) });
   }

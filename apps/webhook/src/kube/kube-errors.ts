@@ -63,11 +63,13 @@ export function kubeApiError(what: string, error: unknown): KubeApiError {
   const status = statusOf(error);
   if (status !== undefined) {
     const body = statusBody(error);
-    const reason = typeof body.reason === 'string' && body.reason !== '' ? body.reason : 'Unknown';
+    // Without a Status body, ApiException says the generated client's word for the status
+    // (`HTTP-Code: 401\nMessage: Unauthorized\nBody: ...`).
+    const text = String((error as Error).message ?? '');
+    const word = /^Message: (.*)$/m.exec(text)?.[1];
+    const reason = typeof body.reason === 'string' && body.reason !== '' ? body.reason : (word ?? 'Unknown');
     const message =
-      typeof body.message === 'string' && body.message !== ''
-        ? body.message
-        : String((error as Error).message ?? '').split('\n')[0];
+      typeof body.message === 'string' && body.message !== '' ? body.message : (word ?? text.split('\n')[0]);
     return new KubeApiError(status, reason, `${what}: ${status} ${reason}: ${message}`, { cause: error });
   }
   if (isTimeout(error))
