@@ -252,3 +252,62 @@ describe('self-managed TLS', () => {
     );
   });
 });
+
+/** etcd's JSON gateway (the API server is down, etcd is not). */
+async function etcd<T>(path: string, body: object): Promise<T> {
+  const response = await fetch(`${cluster.etcdUrl}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new Error(`etcd ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+describe('policy watches across an API server restart (the last test: it restarts the API server)', () => {
+  it('a policy changed while the API server is down, with etcd compacted past what Signet saw, reaches the snapshot (410, list again)', async () => {
+    await cluster.apply(`
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: moving }
+spec:
+  images: [{ glob: "registry.example/before/**" }]
+  authorities: [{ static: { action: pass } }]
+`);
+    const seen: PolicyObjects[] = [];
+    const source = new ClusterPolicySource({
+      api,
+      namespace: 'signet-system',
+      logger,
+      onChange: (o) => seen.push(o),
+      debounceMs: 50,
+    });
+    const globOf = (objects: PolicyObjects | undefined) =>
+      JSON.stringify(objects?.policies.find((p) => p.metadata.name === 'moving')?.spec.images);
+    await source.start();
+    await source.synced;
+    try {
+      expect(globOf(seen.at(-1))).toContain('registry.example/before/**');
+      const key = Buffer.from('/registry/policy.sigstore.dev/clusterimagepolicies/moving').toString('base64');
+      await cluster.restartApiServer(async () => {
+        // While it is down, the policy changes (as another API server of an HA control plane would
+        // write it: custom resources are stored as JSON), and etcd forgets the history before.
+        const read = await etcd<{ kvs: { value: string }[] }>('/v3/kv/range', { key });
+        const stored = JSON.parse(Buffer.from(read.kvs[0]?.value ?? '', 'base64').toString('utf8'));
+        stored.spec.images = [{ glob: 'registry.example/after/**' }];
+        const value = Buffer.from(JSON.stringify(stored)).toString('base64');
+        const put = await etcd<{ header: { revision: string } }>('/v3/kv/put', { key, value });
+        await etcd('/v3/kv/compaction', { revision: put.header.revision, physical: true });
+      });
+      // Signet's watch broke; it watches again from the resourceVersion it saw, which the new API
+      // server (and etcd) no longer have: 410, a new list, the change.
+      await eventually(
+        'the change made while the API server was down',
+        async () => (globOf(seen.at(-1)).includes('registry.example/after/**') ? true : undefined),
+        60_000,
+      );
+    } finally {
+      await source.stop();
+    }
+  });
+});
