@@ -23,7 +23,7 @@ export const MIGRATE_COMMAND: CommandSpec = {
       name: 'kubeconfig',
       type: 'string',
       value: 'PATH',
-      default: '$KUBECONFIG, else ~/.kube/config',
+      default: '$KUBECONFIG, else ~/.kube/config, else in-cluster',
       description: 'the cluster to check (read as you: CRDs, webhooks, policies, Secrets, Helm releases)',
     },
     {

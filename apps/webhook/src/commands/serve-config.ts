@@ -59,7 +59,7 @@ export const SERVE_COMMAND: CommandSpec = {
       name: 'kubeconfig',
       type: 'string',
       value: 'PATH',
-      default: 'in-cluster, else ~/.kube/config',
+      default: '$KUBECONFIG, else ~/.kube/config, else in-cluster',
       description: 'where the cluster is',
     },
     {
