@@ -77,6 +77,10 @@ describe('kubeconfig credentials', () => {
     writeFileSync(join(dir, 'token-file'), 'from-file');
     const file = kubeconfig('token-file-config', { tokenFile: 'token-file' });
     expect((await requestOptions(file)).authorization).toBe('Bearer from-file');
+    const insecure = kubeconfig('insecure', { token: 't' }, { 'insecure-skip-tls-verify': true });
+    const options: RequestOptions = {};
+    await loadKubeConfig({ kubeconfig: insecure }).config.applyToHTTPSOptions(options);
+    expect(options.rejectUnauthorized).toBe(false);
   });
 
   it('runs an exec credential plugin (as EKS, GKE, AKS and OIDC logins do) and sends its token', async () => {
