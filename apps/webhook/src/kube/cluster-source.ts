@@ -46,12 +46,18 @@ function compiledPart(object: Record<string, unknown>): unknown {
 
 const GROUP = 'policy.sigstore.dev';
 
+/** A list page may take this long (the informer lists again after a failure). */
+const LIST_TIMEOUT_MS = 30_000;
+
+/** The paging parameters of a list call. */
+function pageRequest(token: string | undefined, limit: number): { limit: number; _continue?: string } {
+  return { limit, ...(token ? { _continue: token } : {}) };
+}
+
 /** A typed list page with its items as the API's JSON: the watch delivers JSON, so both agree. */
 function asApiJson(page: ListPage<unknown>): ListPage<WatchedObject> {
   return { ...page, items: page.items.map((item) => apiJson<WatchedObject>(item)) };
 }
-/** A list page may take this long (the informer lists again after a failure). */
-const LIST_TIMEOUT_MS = 30_000;
 
 /**
  * Watches ClusterImagePolicies (v1beta1, or v1alpha1 where only that is served), TrustRoots,
@@ -88,17 +94,13 @@ export class ClusterPolicySource {
     const { api, namespace } = this.#options;
     const policyVersion = await this.#servedPolicyVersion();
     const timeout = api.deadline(LIST_TIMEOUT_MS);
-    const page = (token: string | undefined, limit: number) => ({
-      limit,
-      ...(token ? { _continue: token } : {}),
-    });
     this.#watchPolicies('ClusterImagePolicy', policyVersion, 'clusterimagepolicies');
     this.#watchPolicies('TrustRoot', 'v1alpha1', 'trustroots');
     this.#watch('ConfigMap', 'v1', `/api/v1/namespaces/${namespace}/configmaps`, (token, limit) =>
-      api.core.listNamespacedConfigMap({ namespace, ...page(token, limit) }, timeout).then(asApiJson),
+      api.core.listNamespacedConfigMap({ namespace, ...pageRequest(token, limit) }, timeout).then(asApiJson),
     );
     this.#watch('Secret', 'v1', `/api/v1/namespaces/${namespace}/secrets`, (token, limit) =>
-      api.core.listNamespacedSecret({ namespace, ...page(token, limit) }, timeout).then(asApiJson),
+      api.core.listNamespacedSecret({ namespace, ...pageRequest(token, limit) }, timeout).then(asApiJson),
     );
     for (const { watched } of this.#collections) watched.start();
   }
@@ -113,7 +115,7 @@ export class ClusterPolicySource {
       `/apis/${GROUP}/${version}/${plural}`,
       (token, limit) =>
         this.#options.api.customObjects.listClusterCustomObject(
-          { ...resource, limit, ...(token ? { _continue: token } : {}) },
+          { ...resource, ...pageRequest(token, limit) },
           timeout,
         ) as Promise<ListPage<WatchedObject>>,
       resource,

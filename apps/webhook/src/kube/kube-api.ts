@@ -1,5 +1,5 @@
 // One connection to a cluster: client-node's generated API clients for the groups Signet reads and
-// writes, and its Watch, all authenticated by one KubeConfig. Loaded only when Signet talks to a
+// writes, all authenticated by one KubeConfig (its informers take that KubeConfig too). Loaded only when Signet talks to a
 // cluster (ADR 0014): client-node's KubeConfig pulls its whole generated API.
 import {
   AdmissionregistrationV1Api,
@@ -13,7 +13,6 @@ import {
   type KubeConfig,
   Observable,
   type ObservableMiddleware,
-  Watch,
 } from '@kubernetes/client-node';
 import { type KubeAccessOptions, loadKubeConfig } from './kube-config.js';
 import { kubeApiError } from './kube-errors.js';
@@ -22,8 +21,6 @@ export type { KubeAccessOptions } from './kube-config.js';
 
 export class KubeApi {
   readonly config: KubeConfig;
-  /** Where the configuration came from, for messages. */
-  readonly source: string;
   readonly core: CoreV1Api;
   readonly coordination: CoordinationV1Api;
   readonly customObjects: CustomObjectsApi;
@@ -32,9 +29,8 @@ export class KubeApi {
   readonly apps: AppsV1Api;
   readonly batch: BatchV1Api;
 
-  constructor(config: KubeConfig, source: string) {
+  constructor(config: KubeConfig) {
     this.config = config;
-    this.source = source;
     this.core = withKubeErrors(config.makeApiClient(CoreV1Api));
     this.coordination = withKubeErrors(config.makeApiClient(CoordinationV1Api));
     this.customObjects = withKubeErrors(config.makeApiClient(CustomObjectsApi));
@@ -42,15 +38,6 @@ export class KubeApi {
     this.apiExtensions = withKubeErrors(config.makeApiClient(ApiextensionsV1Api));
     this.apps = withKubeErrors(config.makeApiClient(AppsV1Api));
     this.batch = withKubeErrors(config.makeApiClient(BatchV1Api));
-  }
-
-  /**
-   * A Watch of this cluster. client-node gives up a watch after 30 s without an event (a half-open
-   * connection to a vanished API server) and its ListWatch then watches again from the last
-   * resourceVersion.
-   */
-  watch(): Watch {
-    return new Watch(this.config);
   }
 
   /**
@@ -94,6 +81,5 @@ function withKubeErrors<T extends object>(client: T): T {
 
 /** The cluster `options` name (kubectl's order when they name none). Throws InputError. */
 export function openKubeApi(options: KubeAccessOptions = {}): KubeApi {
-  const { config, source } = loadKubeConfig(options);
-  return new KubeApi(config, source);
+  return new KubeApi(loadKubeConfig(options).config);
 }

@@ -1,8 +1,9 @@
 // One collection of the API server kept current by client-node's informer (ListWatch): it lists,
-// watches from the list's resourceVersion, watches again when a watch ends, and lists again when
-// the server says that version is gone (410). What it leaves to its user is restarting after a
-// failure (a list refused, the API server unreachable): here, after a pause, from the last
-// resourceVersion seen, so that nothing changed meanwhile is missed.
+// watches from the list's resourceVersion, watches again when a watch ends or has had no event for
+// 30 s (a half-open connection to a vanished API server), and lists again when the server says that
+// version is gone (410). What it leaves to its user is restarting after a failure (a list refused,
+// the API server unreachable): here, after a pause, from the last resourceVersion seen, so that
+// nothing changed meanwhile is missed.
 import {
   type KubeConfig,
   type KubernetesObject,
