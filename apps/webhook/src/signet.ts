@@ -17,6 +17,7 @@ import type { PullSecretLookup } from './admission/credentials.js';
 import type { ServeConfig } from './commands/serve-config.js';
 import { ReviewTimeout } from './http/review.js';
 import type { ClusterPolicySource } from './kube/cluster-source.js';
+import type { KubeAccessOptions } from './kube/kube-config.js';
 import type { LeaderLease } from './kube/leader-lease.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
 import { createLoggers, type Logger } from './logger.js';
@@ -116,10 +117,9 @@ function buildInfo(version: string, env: NodeJS.ProcessEnv): { version: string; 
  * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS, status), loaded
  * only when policies come from a cluster.
  */
-async function loadKube(path: string | undefined, context: string | undefined) {
-  const [client, credentials, source, events, pullSecrets, tls, lease, status] = await Promise.all([
-    import('./kube/client.js'),
-    import('./kube/credentials.js'),
+async function loadKube(access: KubeAccessOptions) {
+  const [connection, source, events, pullSecrets, tls, lease, status] = await Promise.all([
+    import('./kube/kube-api.js'),
     import('./kube/cluster-source.js'),
     import('./kube/events.js'),
     import('./kube/pull-secrets.js'),
@@ -127,10 +127,8 @@ async function loadKube(path: string | undefined, context: string | undefined) {
     import('./kube/leader-lease.js'),
     import('./kube/status-writer.js'),
   ]);
-  const kubeClient = new client.KubeClient(
-    credentials.loadKubeCredentials(path, process.env, undefined, context),
-  );
-  return { kubeClient, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
+  const api = connection.openKubeApi(access);
+  return { api, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
 }
 
 /** `--client-ca-file`, read and checked: the admission port's mutual TLS, or none. */
@@ -202,7 +200,9 @@ export async function startSignet(
   const { logger } = loggers;
   const metrics = overrides.metrics ?? new SignetMetrics({ build: buildInfo(version(), process.env) });
   const kube =
-    config.policyFiles.length === 0 ? await loadKube(config.kubeconfig, config.context) : undefined;
+    config.policyFiles.length === 0
+      ? await loadKube({ kubeconfig: config.kubeconfig, context: config.context })
+      : undefined;
   // Policy files are read (and refused when unusable) before anything listens.
   const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
   // So is the client CA: a file that holds no certificate stops the start, not every caller later.
@@ -215,11 +215,11 @@ export async function startSignet(
     cacheTtlMs: config.cacheTtlMs,
     resolveDigests: config.resolveDigests,
     allowUnpinnedTags: config.allowUnpinnedTags,
-    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeClient) } : {}),
+    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.api) } : {}),
   });
   const { store } = admission;
   const events: PolicyProblemReporter | undefined = kube
-    ? new kube.PolicyEventRecorder(kube.kubeClient, logger)
+    ? new kube.PolicyEventRecorder(kube.api, logger)
     : undefined;
   // Loaded on the first CUE or Rego policy only (ADR 0005).
   const engines = new WebhookPolicyEngines(logger);
@@ -250,7 +250,7 @@ export async function startSignet(
   let lease: LeaderLease | undefined;
   const statusWriter = kube
     ? new kube.PolicyStatusWriter({
-        client: kube.kubeClient,
+        api: kube.api,
         logger,
         metrics,
         objects: () => source?.policyObjects() ?? [],
@@ -259,7 +259,7 @@ export async function startSignet(
     : undefined;
   if (kube) {
     lease = new kube.LeaderLease({
-      client: kube.kubeClient,
+      api: kube.api,
       namespace: config.namespace,
       name: `${config.webhookName}-policy-status`,
       identity: `${process.env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`,
@@ -314,7 +314,7 @@ export async function startSignet(
   } else {
     if (kube === undefined) throw new Error('self-managed TLS needs a cluster');
     selfManaged = new kube.SelfManagedTls({
-      client: kube.kubeClient,
+      api: kube.api,
       logger,
       namespace: config.namespace,
       secretName: config.tls.secretName,
@@ -375,7 +375,7 @@ export async function startSignet(
   const scanner =
     kube !== undefined && config.audit.intervalMs > 0
       ? (await import('./audit/start-scanner.js')).createBackgroundScanner({
-          client: kube.kubeClient,
+          api: kube.api,
           admission,
           logger,
           metrics,
@@ -387,7 +387,7 @@ export async function startSignet(
     await apply(fromFiles);
   } else if (kube !== undefined) {
     source = new kube.ClusterPolicySource({
-      client: kube.kubeClient,
+      api: kube.api,
       namespace: config.namespace,
       logger,
       onChange: (objects) => void apply(objects).then(() => scanner?.policiesChanged()),
@@ -412,7 +412,6 @@ export async function startSignet(
     await running.close(graceMs);
     await admissionApp.close();
     await Promise.all([engines.close(), cel.close(), capacity.close()]);
-    kube?.kubeClient.close();
   };
   return {
     ...admission,

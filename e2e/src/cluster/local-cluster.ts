@@ -40,8 +40,13 @@ export interface LocalCluster {
   readonly apiServerUrl: string;
   /** PEM CA of the API server's serving certificate. */
   readonly caPem: string;
+  /** The cluster's CA and tokens: for kubeconfigs of other identities (client certificates, plugins). */
+  readonly pki: ClusterPki;
+  /** `http://127.0.0.1:PORT` of etcd (its JSON gateway: `/v3/kv/range`, `/v3/kv/compaction`). */
+  readonly etcdUrl: string;
   /** Seconds from the call to a usable cluster (Nodes Ready, default ServiceAccount present). */
   readonly startSeconds: number;
+  /** The components as running now (a restarted API server is a new process). */
   readonly processes: Readonly<Record<ComponentName, ManagedProcess>>;
   /** The group the components run in; fixtures may start their own programs in it (stopped first). */
   readonly group: ProcessGroup;
@@ -53,6 +58,11 @@ export interface LocalCluster {
   getJson<T = unknown>(args: readonly string[]): Promise<T>;
   /** The last lines of every program's log, for a failing test's report. */
   logTails(lines?: number): Promise<string>;
+  /**
+   * Stops kube-apiserver, runs `whileDown` (etcd is still up), and starts it again on the same port;
+   * resolves once it is ready. Its clients see it vanish and come back.
+   */
+  restartApiServer(whileDown?: () => Promise<void>): Promise<void>;
   /**
    * Stops every program by pid (SIGTERM, then SIGKILL), last started first, and removes the run
    * directory unless it is to be kept (`keepRunDir` here or in the options: a failed test's logs).
@@ -146,7 +156,21 @@ async function boot(context: BootContext): Promise<LocalCluster> {
   await waitUntilUsable({ kubectl, processes: Object.values(processes), nodes, progress, timeoutMs });
   const startSeconds = progress.elapsedSeconds;
   progress.report('cluster', `ready in ${startSeconds.toFixed(1)}s at ${apiServer.url}`);
-  return makeCluster({ ...context, kubectl, apiServerUrl: apiServer.url, pki, processes, startSeconds });
+  const restartApiServer = async (whileDown?: () => Promise<void>) => {
+    await processes['kube-apiserver'].stop();
+    await whileDown?.();
+    processes['kube-apiserver'] = (await bootApiServer(step, etcd, apiServer.port)).process;
+  };
+  return makeCluster({
+    ...context,
+    kubectl,
+    apiServerUrl: apiServer.url,
+    etcdUrl: etcd.url,
+    pki,
+    processes,
+    startSeconds,
+    restartApiServer,
+  });
 }
 
 async function findBinaries(context: BootContext): Promise<Binaries> {
@@ -161,7 +185,7 @@ async function findBinaries(context: BootContext): Promise<Binaries> {
   return binaries;
 }
 
-function bootApiServer(step: Step, etcd: RunningEtcd): Promise<RunningApiServer> {
+function bootApiServer(step: Step, etcd: RunningEtcd, port?: number): Promise<RunningApiServer> {
   return step.progress.during(
     'kube-apiserver',
     'GET /readyz',
@@ -173,6 +197,7 @@ function bootApiServer(step: Step, etcd: RunningEtcd): Promise<RunningApiServer>
       etcdUrl: etcd.url,
       readyTimeoutMs: step.timeoutMs,
       ...(step.options.apiServerArgs ? { extraArgs: step.options.apiServerArgs } : {}),
+      ...(port === undefined ? {} : { port }),
     }),
   );
 }
@@ -219,9 +244,11 @@ async function bootWorkers(
 interface ClusterParts extends BootContext {
   readonly kubectl: Kubectl;
   readonly apiServerUrl: string;
+  readonly etcdUrl: string;
   readonly pki: ClusterPki;
   readonly processes: Readonly<Record<ComponentName, ManagedProcess>>;
   readonly startSeconds: number;
+  readonly restartApiServer: (whileDown?: () => Promise<void>) => Promise<void>;
 }
 
 function makeCluster(parts: ClusterParts): LocalCluster {
@@ -233,6 +260,8 @@ function makeCluster(parts: ClusterParts): LocalCluster {
     kubeconfig: kubectl.kubeconfig,
     apiServerUrl: parts.apiServerUrl,
     caPem: parts.pki.caPem,
+    pki: parts.pki,
+    etcdUrl: parts.etcdUrl,
     startSeconds: parts.startSeconds,
     processes: parts.processes,
     group,
@@ -240,6 +269,7 @@ function makeCluster(parts: ClusterParts): LocalCluster {
     apply: (manifests) => kubectl.apply(manifests),
     getJson: (args) => kubectl.getJson(args),
     logTails: (lines) => group.logTails(lines),
+    restartApiServer: parts.restartApiServer,
     stop: (options) => {
       stopping ??= (async () => {
         await stopInReverse(group);

@@ -55,7 +55,7 @@ export const SERVE_COMMAND: CommandSpec = {
       { default: '$POD_NAMESPACE, else signet-system', deprecatedNamespace: true },
     ),
     policyFileFlag('policies from YAML instead of the cluster (exclusive with --kubeconfig)'),
-    kubeconfigFlag('where the cluster is', 'in-cluster, else ~/.kube/config'),
+    kubeconfigFlag('where the cluster is', '$KUBECONFIG, else ~/.kube/config, else in-cluster'),
     CONTEXT_FLAG,
     {
       name: 'tls-cert-file',
