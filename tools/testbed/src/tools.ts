@@ -177,6 +177,16 @@ export const TOOL_TABLE = [
     packagePath: '.',
     ldflags: [],
   },
+  {
+    // An HTTP(S) forward proxy that prints every target it connects to: our own small main over
+    // github.com/elazarl/goproxy (plain HTTP forwarding and CONNECT tunnels).
+    name: 'forward-proxy',
+    moduleDir: 'forward-proxy',
+    module: 'github.com/elazarl/goproxy',
+    version: 'v1.9.4',
+    packagePath: '.',
+    ldflags: [],
+  },
   // --- for the kind suite (`KIND_TOOL_NAMES`): kind itself and what its node image is made of ---
   {
     name: 'kind',
