@@ -44,6 +44,11 @@ export { type RegistryContainer, startRegistryContainer } from './images/registr
 export { startVault, type Vault } from './kms.js';
 export { MOTO_VERSION, type Moto, type StartMotoOptions, startMoto } from './moto.js';
 export {
+  type PrepareOptions,
+  prepareTestPrerequisites,
+  type TestPrerequisites,
+} from './prepare.js';
+export {
   createRunDir,
   type ExitInfo,
   freePort,

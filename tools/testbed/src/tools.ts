@@ -246,7 +246,10 @@ export type ToolName = (typeof TOOL_TABLE)[number]['name'];
 
 export const TOOL_NAMES: readonly ToolName[] = TOOL_TABLE.map((tool) => tool.name);
 
-/** What the kind suite needs beyond the other tools: built only when asked (`build-tools --kind`). */
+/**
+ * What the kind suite (and `pnpm demo --kind`) runs: kind, its node image's programs, the Docker
+ * runtime wrapper, the registry container's registry, helm, cosign and crane (`build-tools --kind`).
+ */
 export const KIND_TOOL_NAMES = [
   'kind',
   'kubelet',
@@ -267,6 +270,7 @@ export const KIND_TOOL_NAMES = [
   'helm',
   'cosign',
   'crane',
+  'registry',
 ] as const satisfies readonly ToolName[];
 
 /** Tools only a benchmark uses, built when it runs. */
