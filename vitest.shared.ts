@@ -27,7 +27,7 @@ export function signetTestConfig(options: SignetTestOptions = {}): ViteUserConfi
       include: [...(options.include ?? ['test/**/*.test.ts'])],
       testTimeout: options.testTimeout ?? 10_000,
       hookTimeout: options.hookTimeout ?? 30_000,
-      // The machine-readable results feed the `N passed, N failed` line of .ci/run.
+      // The machine-readable results feed the `N passed, N failed` line `pnpm test` ends with.
       reporters: ['default', 'json'],
       outputFile: { json: 'test-results.json' },
       ...(options.serial ? { fileParallelism: false } : {}),
