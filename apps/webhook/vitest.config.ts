@@ -2,6 +2,8 @@ import { signetTestConfig } from '../../vitest.shared.ts';
 
 export default signetTestConfig({
   testTimeout: 30_000,
+  // helm, promtool, the registry and cosign are built before the first test, never inside one.
+  globalSetup: 'test/global-setup.ts',
   coverage: { lines: 90, branches: 80, functions: 90, statements: 90 },
   coverageExclude: [
     // Covered against a real API server by the e2e suite (e2e/test/webhook-kube.test.ts), which

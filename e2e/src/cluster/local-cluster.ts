@@ -71,7 +71,8 @@ export interface LocalCluster {
   stop(options?: { readonly keepRunDir?: boolean }): Promise<void>;
 }
 
-const TOOLS = [
+/** The programs a local cluster runs (built from the Go module proxy on first use). */
+export const LOCAL_CLUSTER_TOOLS = [
   'etcd',
   'kube-apiserver',
   'kube-controller-manager',
@@ -110,7 +111,7 @@ interface BootContext {
   readonly options: LocalClusterOptions;
 }
 
-type Binaries = Record<(typeof TOOLS)[number], string>;
+type Binaries = Record<(typeof LOCAL_CLUSTER_TOOLS)[number], string>;
 
 /** What every component start needs. */
 interface Step extends BootContext {
@@ -174,7 +175,7 @@ async function boot(context: BootContext): Promise<LocalCluster> {
 }
 
 async function findBinaries(context: BootContext): Promise<Binaries> {
-  const binaries = await ensureTools(TOOLS, {
+  const binaries = await ensureTools(LOCAL_CLUSTER_TOOLS, {
     ...(context.options.env ? { env: context.options.env } : {}),
     // Builds and waits are worth a line each; six "cached" lines are not.
     onProgress: (event) => {

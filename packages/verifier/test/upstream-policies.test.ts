@@ -7,12 +7,10 @@
 // One adaptation, because no Fulcio or Rekor runs here: an upstream `keyless` authority is given
 // cosign key A and a `key` authority key B (what signs stands in for who signs), and `ctlog` is
 // dropped (nothing is uploaded to a log). Everything the policies say is used as written.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { parseReference } from '@signet/core';
 import { type ClusterImagePolicy, parseClusterImagePolicy } from '@signet/k8s-types';
 import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines';
@@ -489,19 +487,10 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     // served here on loopback, and the URL and sha256sum are pointed at it.
     const [expected] = await expectedErrors('test/e2e_test_cluster_image_policy_from_url.sh');
     const content = await readFile(join(upstream, 'test/testdata/policies/cue-policy-config.cue'));
-    await promisify(execFile)(
-      'openssl',
-      [
-        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
-        ...['-keyout', join(runDir, 'policy-key.pem'), '-out', join(runDir, 'policy-cert.pem'), '-days', '1'],
-        ...['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
-      ],
-      { timeout: 20_000 },
-    );
-    const cert = await readFile(join(runDir, 'policy-cert.pem'), 'utf8');
-    const server = createHttpsServer(
-      { key: await readFile(join(runDir, 'policy-key.pem')), cert },
-      (_, response) => response.end(content),
+    const certificate = await testbed.mintServerCertificate(runDir, 'policy', ['127.0.0.1']);
+    const cert = certificate.pem;
+    const server = createHttpsServer({ key: certificate.keyPem, cert }, (_, response) =>
+      response.end(content),
     );
     const port = await listenInRange(server);
     try {

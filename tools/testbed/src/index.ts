@@ -41,8 +41,13 @@ export {
   kindModuleDir,
 } from './images/kind-node-image.js';
 export { type RegistryContainer, startRegistryContainer } from './images/registry-container.js';
-export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
-export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
+export { startVault, type Vault } from './kms.js';
+export { MOTO_VERSION, type Moto, type StartMotoOptions, startMoto } from './moto.js';
+export {
+  type PrepareOptions,
+  prepareTestPrerequisites,
+  type TestPrerequisites,
+} from './prepare.js';
 export {
   createRunDir,
   type ExitInfo,
@@ -56,12 +61,14 @@ export {
 } from './process.js';
 export { type HttpProxy, startHttpProxy } from './proxy.js';
 export {
+  type EnsurePythonOptions,
   ensurePythonPackage,
   installedVersion,
   PYTHON_PACKAGES,
   type PythonInstall,
   type PythonPackageName,
   type PythonPackageSpec,
+  pythonPackageDir,
 } from './python.js';
 export {
   craneEnv,
@@ -78,7 +85,12 @@ export {
   type RunnablePushOptions,
 } from './runnable-image.js';
 export { type TarEntry, tarArchive } from './tar.js';
-export { createPrivateCa, type PrivateCa } from './tls.js';
+export {
+  createPrivateCa,
+  mintServerCertificate,
+  type PrivateCa,
+  type ServerCertificate,
+} from './tls.js';
 export {
   cacheRoot,
   DEFAULT_TOOL_NAMES,

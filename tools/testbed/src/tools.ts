@@ -178,6 +178,16 @@ export const TOOL_TABLE = [
     packagePath: '.',
     ldflags: [],
   },
+  {
+    // An HTTP(S) forward proxy that prints every target it connects to: our own small main over
+    // github.com/elazarl/goproxy (plain HTTP forwarding and CONNECT tunnels).
+    name: 'forward-proxy',
+    moduleDir: 'forward-proxy',
+    module: 'github.com/elazarl/goproxy',
+    version: 'v1.9.4',
+    packagePath: '.',
+    ldflags: [],
+  },
   // --- for the kind suite (`KIND_TOOL_NAMES`): kind itself and what its node image is made of ---
   {
     name: 'kind',
@@ -248,7 +258,10 @@ export type ToolName = (typeof TOOL_TABLE)[number]['name'];
 
 export const TOOL_NAMES: readonly ToolName[] = TOOL_TABLE.map((tool) => tool.name);
 
-/** What the kind suite needs beyond the other tools: built only when asked (`build-tools --kind`). */
+/**
+ * What the kind suite (and `pnpm demo --kind`) runs: kind, its node image's programs, the Docker
+ * runtime wrapper, the registry container's registry, helm, cosign and crane (`build-tools --kind`).
+ */
 export const KIND_TOOL_NAMES = [
   'kind',
   'kubelet',
@@ -270,6 +283,7 @@ export const KIND_TOOL_NAMES = [
   'helm',
   'cosign',
   'crane',
+  'registry',
 ] as const satisfies readonly ToolName[];
 
 /** Tools only a benchmark uses, built when it runs. */
