@@ -5,6 +5,7 @@ export {
   Cosign,
   type CosignKeyPair,
   createCosign,
+  type KeylessSigner,
   type SignatureFormat,
 } from './cosign.js';
 export {
@@ -77,6 +78,25 @@ export {
   RUNNABLE_IMAGE_ENTRYPOINT,
   type RunnablePushOptions,
 } from './runnable-image.js';
+export { type Fulcio, type IssuerType, type StartFulcioOptions, startFulcio } from './sigstore/fulcio.js';
+export {
+  type MintOptions,
+  type OidcIssuer,
+  startOidcIssuer,
+  type WorkflowRun,
+  workflowClaims,
+} from './sigstore/oidc-issuer.js';
+export {
+  type PrivateSigstore,
+  type SigstoreFiles,
+  type StartPrivateSigstoreOptions,
+  startPrivateSigstore,
+} from './sigstore/private-sigstore.js';
+export {
+  type StartTimestampAuthorityOptions,
+  startTimestampAuthority,
+  type TimestampAuthority,
+} from './sigstore/timestamp-authority.js';
 export { type TarEntry, tarArchive } from './tar.js';
 export { createPrivateCa, type PrivateCa } from './tls.js';
 export {
