@@ -261,7 +261,8 @@ describe('compiled authorities', () => {
       state: {
         kind: 'unavailable',
         reason: {
-          message: 'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry',
+          message:
+            'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry (to rely on RFC 3161 timestamps instead, set rfc3161timestamp)',
         },
       },
     });
