@@ -32,7 +32,9 @@ const POLICIES = {
   bundle: 'github-bundle',
   legacy: 'github-legacy',
   noTimestamp: 'github-no-timestamp',
+  provenance: 'github-provenance',
 } as const;
+const SLSA_V1 = 'https://slsa.dev/provenance/v1';
 
 interface Images {
   bundle: string;
@@ -42,6 +44,10 @@ interface Images {
   legacyUnsigned: string;
   /** Signed as `bundle`, under a policy that forgot `rfc3161timestamp`. */
   noTimestamp: string;
+  /** A keyless SLSA v1 provenance attestation (bundle), as attest-build-provenance attaches one. */
+  attested: string;
+  /** Only signed: no provenance. */
+  notAttested: string;
 }
 
 /** The TrustRoot of a private Sigstore in the `sigstoreKeys` form: its CA and TSA chains, no log. */
@@ -72,6 +78,7 @@ function githubPolicy(
   issuer: string,
   format?: 'bundle',
   timestamp = true,
+  attestations: readonly object[] = [],
 ): object {
   return {
     apiVersion: 'policy.sigstore.dev/v1beta1',
@@ -94,6 +101,7 @@ function githubPolicy(
           },
           ...(timestamp ? { rfc3161timestamp: { trustRootRef: TRUST_ROOT } } : {}),
           ...(format ? { signatureFormat: format } : {}),
+          ...(attestations.length > 0 ? { attestations } : {}),
         },
       ],
     },
@@ -154,6 +162,22 @@ describe('Signet: GitHub-style trust (private Fulcio + timestamp authority, no t
         images.legacyUnsigned = await push('gh-legacy/unsigned');
         images.noTimestamp = await push('gh-no-timestamp/app');
         await cosign.signKeyless(images.noTimestamp, release, 'bundle');
+        const predicatePath = join(cluster.runDir, 'provenance.json');
+        await writeFile(
+          predicatePath,
+          JSON.stringify({
+            buildDefinition: { buildType: 'https://actions.github.io/buildtypes/workflow/v1' },
+            runDetails: { builder: { id: 'https://github.com/actions/runner/github-hosted' } },
+          }),
+        );
+        images.attested = await push('gh-attested/app');
+        await cosign.attestKeyless(images.attested, release, {
+          predicatePath,
+          type: 'slsaprovenance1',
+          format: 'bundle',
+        });
+        images.notAttested = await push('gh-attested/signed-only');
+        await cosign.signKeyless(images.notAttested, release, 'bundle');
         log(`images: ${JSON.stringify(images, null, 2)}`);
         return {
           insecureRegistries: [],
@@ -167,6 +191,14 @@ describe('Signet: GitHub-style trust (private Fulcio + timestamp authority, no t
               sigstore.issuer.url,
               'bundle',
               false,
+            ),
+            githubPolicy(
+              POLICIES.provenance,
+              `${registry.host}/gh-attested/**`,
+              sigstore.issuer.url,
+              'bundle',
+              true,
+              [{ name: 'provenance', predicateType: SLSA_V1 }],
             ),
           ],
           policyNames: Object.values(POLICIES),
@@ -236,6 +268,15 @@ describe('Signet: GitHub-style trust (private Fulcio + timestamp authority, no t
       `policy "${POLICIES.noTimestamp}" (enforce)`,
       `TrustRoot "${TRUST_ROOT}" has no transparency logs`,
       'set rfc3161timestamp',
+    );
+  });
+
+  it("the recipe's attestation policy: admits a keyless SLSA v1 provenance attestation, denies an image only signed", async () => {
+    expectAdmitted(await create(workloadManifest('Pod', NAMESPACE, 'attested', images.attested)));
+    expectDenied(
+      await create(workloadManifest('Pod', NAMESPACE, 'not-attested', images.notAttested)),
+      `policy "${POLICIES.provenance}" (enforce)`,
+      SLSA_V1,
     );
   });
 
