@@ -281,8 +281,11 @@ function compileSigner(
   }
   const identities = compileIdentities(authority.keyless, site);
   const caCert = authority.keyless['ca-cert'];
+  // A `ca-cert` named by `kms` is policy-controller's accepted no-op: a KMS holds keys, not
+  // certificates, upstream never reads one, and its keyless authorities take their CAs from the
+  // trust root (keyless.trustRootRef or the default). Signet does the same.
   const caCertificates =
-    caCert === undefined
+    caCert === undefined || (caCert.kms !== undefined && caCert.kms !== '')
       ? undefined
       : compileCertificates(
           caCert,

@@ -89,15 +89,12 @@ describe('policies Signet refuses at compile time', () => {
     expect(error.message).toContain('must be the webhook\'s namespace "cosign-system"');
   });
 
-  it('refuse KMS keys when no KMS key source is configured, and KMS CA certificates always', async () => {
+  it('refuse KMS keys when no KMS key source is configured (a KMS ca-cert is test/policy/keyless-ca-cert-kms.test.ts)', async () => {
     const error = await compileError({ key: { kms: 'hashivault://release' } });
     expect(error.code).toBe('UNSUPPORTED_KMS');
     expect(error.message).toContain(
       'spec.authorities[0].key.kms (authority "authority-0"): no KMS key source is configured',
     );
-    const caCert = await compileError({ keyless: { ...keyless, 'ca-cert': { kms: 'hashivault://ca' } } });
-    expect(caCert.code).toBe('UNSUPPORTED_KMS');
-    expect(caCert.message).toContain('a KMS holds keys, not certificates');
   });
 
   it('refuse keys, certificates, expressions and sources that do not parse', async () => {
