@@ -49,7 +49,10 @@ describe('keyless ca-cert given as kms, as policy-controller v0.15.1 treats it',
     const payload = simpleSigningPayload(DIGEST);
     const signed = signBytes(key, payload);
     const entry = await logEntry(services.tlog, hashedRekordBody(payload, signed, key.certificatePem));
-    return legacySignature(payload, signed, { certificatePem: key.certificatePem, set: setAnnotation(entry) });
+    return legacySignature(payload, signed, {
+      certificatePem: key.certificatePem,
+      set: setAnnotation(entry),
+    });
   }
 
   for (const file of FILES) {
