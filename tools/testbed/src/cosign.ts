@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunResult, runCommand } from './exec.js';
@@ -93,6 +93,7 @@ export class Cosign {
   readonly home: string;
   readonly timeoutMs: number;
   #offline: Promise<OfflineConfig> | undefined;
+  #bundles = 0;
 
   constructor(options: { readonly binary: string; readonly home: string; readonly timeoutMs?: number }) {
     this.binary = options.binary;
@@ -182,6 +183,33 @@ export class Cosign {
   verifyAttestation(imageDigestRef: string, publicKey: string, type: string): Promise<RunResult> {
     const flags = ['--key', publicKey, '--insecure-ignore-tlog', '--type', type, ...REGISTRY_FLAGS];
     return this.run(['verify-attestation', ...flags, imageDigestRef]);
+  }
+
+  /**
+   * Keyed legacy signature pushed as cosign's experimental OCI 1.1 referrer (artifactType
+   * `application/vnd.dev.cosign.artifact.sig.v1+json`, subject = the image) instead of the `.sig`
+   * tag: `COSIGN_EXPERIMENTAL=1 ... --registry-referrers-mode=oci-1-1`.
+   */
+  async signLegacyKeyedOci11(imageDigestRef: string, key: CosignKeyPair): Promise<void> {
+    const flags = [...(await this.#signingFlags(key, 'legacy')), '--registry-referrers-mode=oci-1-1'];
+    await this.run(['sign', ...flags, imageDigestRef], key.password, { COSIGN_EXPERIMENTAL: '1' });
+  }
+
+  /**
+   * The DSSE envelope of a keyed attestation, not uploaded: cosign 3's `attest --no-upload` prints
+   * nothing, so the bundle is written with `--bundle` and its envelope taken out.
+   */
+  async attestationEnvelope(
+    imageDigestRef: string,
+    key: CosignKeyPair,
+    options: AttestOptions,
+  ): Promise<string> {
+    const bundlePath = join(this.home, `envelope-${++this.#bundles}.sigstore.json`);
+    const flags = [...(await this.#signingFlags(key, 'bundle')), '--no-upload', '--bundle', bundlePath];
+    const predicate = ['--predicate', options.predicatePath, '--type', options.type];
+    await this.run(['attest', ...flags, ...predicate, imageDigestRef], key.password);
+    const bundle = JSON.parse(await readFile(bundlePath, 'utf8')) as { dsseEnvelope?: unknown };
+    return JSON.stringify(bundle.dsseEnvelope);
   }
 
   /**

@@ -64,6 +64,7 @@ export {
   type PythonPackageName,
   type PythonPackageSpec,
 } from './python.js';
+export { pushReferrer, type ReferrerLayer, type ReferrerOptions } from './referrer.js';
 export {
   craneEnv,
   type PushOptions,

@@ -55,6 +55,8 @@ export interface CompileContext {
   readonly fetchRemotePolicy?: RemotePolicyFetch;
   /** Public keys for `key.kms` (a `KmsKeyStore`). Without it, KMS authorities are refused. */
   readonly kmsKeys?: KmsKeySource;
+  /** policy-controller's `enable-oci11` (its ConfigMap's switch): legacy-format authorities also read OCI 1.1 referrers. */
+  readonly enableOCI11?: boolean;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -83,6 +85,8 @@ interface AuthorityBase {
   readonly sources: readonly AuthoritySource[];
   /** Which artifacts the authority considers: legacy `.sig`/`.att` tags, or Sigstore bundle referrers. */
   readonly signatureFormat: 'legacy' | 'bundle';
+  /** Legacy format only: also look among OCI 1.1 referrers (`enable-oci11`). */
+  readonly oci11Referrers?: boolean;
   /** Wanted attestations; an authority with none verifies signatures instead. */
   readonly attestations: readonly CompiledAttestation[];
 }
@@ -175,6 +179,7 @@ async function compileAuthority(
     index,
     sources: compileSources(authority.source ?? [], site),
     signatureFormat: authority.signatureFormat ?? 'legacy',
+    oci11Referrers: context.enableOCI11 === true && (authority.signatureFormat ?? 'legacy') === 'legacy',
     attestations: await Promise.all(
       (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
     ),
