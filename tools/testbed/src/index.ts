@@ -93,6 +93,7 @@ export {
   type StartPrivateSigstoreOptions,
   startPrivateSigstore,
 } from './sigstore/private-sigstore.js';
+export { type Rekor, type StartRekorOptions, startRekor } from './sigstore/rekor.js';
 export {
   type StartTimestampAuthorityOptions,
   startTimestampAuthority,

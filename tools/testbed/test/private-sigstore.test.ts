@@ -84,6 +84,41 @@ describe('a private Sigstore (Fulcio, TSA, OIDC issuer) for cosign keyless', () 
     });
   }
 
+  it('with Rekor v2 (POSIX backend): cosign logs the keyless bundle, and verifies it with the log required', async () => {
+    const logged = await startPrivateSigstore({ group, rekor: true });
+    try {
+      expect(logged.trustedRoot).toMatchObject({ tlogs: [{ baseUrl: logged.rekor?.url }] });
+      expect(logged.signingConfig).toMatchObject({
+        rekorTlogUrls: [{ url: logged.rekor?.url, majorApiVersion: 2 }],
+      });
+      const dir = join(group.runDir, 'sigstore-rekor');
+      const files = await logged.writeFiles(dir);
+      const identityTokenFile = join(dir, 'token');
+      await writeFile(identityTokenFile, logged.issuer.mintToken(workflowClaims(WORKFLOW)));
+      const withLog: KeylessSigner = {
+        identityTokenFile,
+        fulcioUrl: logged.fulcio.url,
+        timestampUrl: logged.timestampAuthority.timestampUrl,
+        ...files,
+      };
+      const digest = await pushRandomImage(registry, 'keyless/logged', 'v1', {
+        crane,
+        workDir: group.runDir,
+      });
+      const image = `${registry.host}/keyless/logged@${digest}`;
+      await cosign.signKeyless(image, withLog, 'bundle');
+      const verified = await cosign.run([
+        'verify',
+        ...['--trusted-root', withLog.trustedRoot, '--certificate-identity', SAN],
+        ...['--certificate-oidc-issuer', logged.issuer.url, '--insecure-ignore-sct'],
+        ...['--allow-http-registry', '--allow-insecure-registry', image],
+      ]);
+      expect(verified.stdout).toContain(digest);
+    } finally {
+      await logged.stop();
+    }
+  });
+
   it('refuses a token its issuer did not sign (Fulcio checks it against the JWKS it fetched)', async () => {
     const other = await startPrivateSigstore({ group });
     try {

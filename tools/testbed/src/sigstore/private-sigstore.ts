@@ -1,5 +1,5 @@
 // A private Sigstore on loopback for keyless signing with the real cosign: an OIDC issuer the test
-// controls, Fulcio trusting it and an RFC 3161 timestamp authority (no transparency log). What a
+// controls, Fulcio trusting it, an RFC 3161 timestamp authority and, when asked, Rekor v2. What a
 // verifier trusts is its `trustedRoot` (Sigstore's TrustedRoot JSON); what cosign signs with is
 // its `signingConfig` (Sigstore's SigningConfig JSON).
 import { X509Certificate } from 'node:crypto';
@@ -9,12 +9,18 @@ import type { ToolProgress } from '../go-build.js';
 import type { ProcessGroup } from '../process.js';
 import { type Fulcio, type IssuerType, startFulcio } from './fulcio.js';
 import { type OidcIssuer, startOidcIssuer } from './oidc-issuer.js';
+import { type Rekor, startRekor } from './rekor.js';
 import { startTimestampAuthority, type TimestampAuthority } from './timestamp-authority.js';
 
 export interface StartPrivateSigstoreOptions {
   readonly group: ProcessGroup;
   /** How Fulcio maps tokens to certificates (default `github-workflow`). */
   readonly issuerType?: IssuerType;
+  /**
+   * Also run Rekor v2 and list it in the trusted root and signing config (cosign then logs every
+   * signature). Default false: GitHub's shape, no transparency log.
+   */
+  readonly rekor?: boolean;
   readonly onProgress?: (event: ToolProgress) => void;
 }
 
@@ -28,6 +34,7 @@ export interface PrivateSigstore {
   readonly issuer: OidcIssuer;
   readonly fulcio: Fulcio;
   readonly timestampAuthority: TimestampAuthority;
+  readonly rekor: Rekor | undefined;
   /** TrustedRoot JSON (`application/vnd.dev.sigstore.trustedroot+json;version=0.1`). */
   readonly trustedRoot: Record<string, unknown>;
   /** SigningConfig JSON (`application/vnd.dev.sigstore.signingconfig.v0.2+json`). */
@@ -55,12 +62,15 @@ export async function startPrivateSigstore(options: StartPrivateSigstoreOptions)
     started.push(fulcio);
     const timestampAuthority = await startTimestampAuthority({ group: options.group, ...progress });
     started.push(timestampAuthority);
-    const trustedRoot = trustedRootFor(fulcio, timestampAuthority);
-    const signingConfig = signingConfigFor(issuer, fulcio, timestampAuthority);
+    const rekor = options.rekor ? await startRekor({ group: options.group, ...progress }) : undefined;
+    if (rekor) started.push(rekor);
+    const trustedRoot = trustedRootFor(fulcio, timestampAuthority, rekor);
+    const signingConfig = signingConfigFor(issuer, fulcio, timestampAuthority, rekor);
     return {
       issuer,
       fulcio,
       timestampAuthority,
+      rekor,
       trustedRoot,
       signingConfig,
       async writeFiles(dir) {
@@ -102,11 +112,15 @@ function validFrom(chain: readonly string[]): string {
   return new Date(Math.max(...starts)).toISOString();
 }
 
-function trustedRootFor(fulcio: Fulcio, tsa: TimestampAuthority): Record<string, unknown> {
+function trustedRootFor(
+  fulcio: Fulcio,
+  tsa: TimestampAuthority,
+  rekor: Rekor | undefined,
+): Record<string, unknown> {
   const root = (chain: readonly string[]) => chain[chain.length - 1] ?? '';
   return {
     mediaType: 'application/vnd.dev.sigstore.trustedroot+json;version=0.1',
-    tlogs: [],
+    tlogs: rekor ? [rekor.trustedRootEntry] : [],
     certificateAuthorities: [
       {
         subject: subjectOf(root(fulcio.chainPem)),
@@ -131,6 +145,7 @@ function signingConfigFor(
   issuer: OidcIssuer,
   fulcio: Fulcio,
   tsa: TimestampAuthority,
+  rekor: Rekor | undefined,
 ): Record<string, unknown> {
   const service = (url: string, majorApiVersion = 1) => ({
     url,
@@ -142,7 +157,7 @@ function signingConfigFor(
     mediaType: 'application/vnd.dev.sigstore.signingconfig.v0.2+json',
     caUrls: [service(fulcio.url)],
     oidcUrls: [service(issuer.url)],
-    rekorTlogUrls: [],
+    rekorTlogUrls: rekor ? [service(rekor.url, 2)] : [],
     rekorTlogConfig: { selector: 'ANY' },
     tsaUrls: [service(tsa.timestampUrl)],
     tsaConfig: { selector: 'ANY' },
