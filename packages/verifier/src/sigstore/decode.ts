@@ -136,7 +136,7 @@ function decodeBundle(found: BundleArtifact): DecodedArtifact {
     payloadType: envelope.payloadType,
     envelope: undefined,
     extraCertificates: chainExtra(bundle.verificationMaterial),
-    layerSignature: Buffer.from(envelope.signatures[0]?.sig ?? []),
+    layerSignature: Buffer.concat(envelope.signatures.slice(0, 1).map((signature) => signature.sig)),
     blobDigest: sha256Digest(found.bundle),
   };
 }

@@ -43,11 +43,10 @@ export function signatureId(signature: Uint8Array, leafDer: Uint8Array | undefin
 }
 
 function certificatePem(der: Uint8Array): string {
-  const lines =
-    Buffer.from(der)
-      .toString('base64')
-      .match(/.{1,64}/g) ?? [];
-  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+  const body = Buffer.from(der)
+    .toString('base64')
+    .replace(/.{64}(?=.)/g, '$&\n');
+  return `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----\n`;
 }
 
 /** Fulcio's first GitHub extensions (raw string values), by the JSON name upstream gives them. */
@@ -65,7 +64,7 @@ export function githubExtensions(leafDer: Uint8Array): Readonly<Record<string, s
   const found: Record<string, string> = {};
   for (const [name, oid] of GITHUB_EXTENSIONS) {
     const value = certificate.extension(oid)?.value.toString('utf8');
-    if (value !== undefined && value !== '') found[name] = value;
+    if (value) found[name] = value;
   }
   return found;
 }

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CompiledAuthority, compileAuthorities, requirementsOf } from '../../src/policy/compile.js';
 import { PolicyCompileError } from '../../src/policy/errors.js';
+import { compileCertificates } from '../../src/policy/keys.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
 import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
 import {
@@ -87,6 +88,16 @@ describe('policies Signet refuses at compile time', () => {
     expect(error.code).toBe('INVALID_AUTHORITY');
     expect(error.path).toBe('spec.authorities[0].key.secretRef.namespace');
     expect(error.message).toContain('must be the webhook\'s namespace "cosign-system"');
+  });
+
+  it('never read certificates from a KMS (the compiler ignores a kms ca-cert: test/policy/keyless-ca-cert-kms.test.ts)', () => {
+    const site = { policy: 'p', path: 'spec.authorities[0].keyless.ca-cert', label: 'l', authority: 'a' };
+    expect(() =>
+      compileCertificates({ kms: 'hashivault://ca' }, site, {
+        lookupSecret: undefined,
+        secretNamespace: 'ns',
+      }),
+    ).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_KMS' }));
   });
 
   it('refuse KMS keys when no KMS key source is configured (a KMS ca-cert is test/policy/keyless-ca-cert-kms.test.ts)', async () => {
