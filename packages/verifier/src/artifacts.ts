@@ -79,4 +79,10 @@ export interface DiscoveryRequest {
   readonly legacySignatures: boolean;
   readonly legacyAttestations: boolean;
   readonly bundles: boolean;
+  /**
+   * policy-controller's `enable-oci11`: the legacy signatures and attestations asked for are also
+   * looked for among the image's OCI 1.1 referrers (cosign's experimental signature referrers;
+   * referrers whose artifactType names in-toto, their first layer a DSSE envelope).
+   */
+  readonly oci11Referrers?: boolean;
 }

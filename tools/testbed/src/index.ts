@@ -5,6 +5,7 @@ export {
   Cosign,
   type CosignKeyPair,
   createCosign,
+  type KeylessSigner,
   type SignatureFormat,
 } from './cosign.js';
 export {
@@ -70,6 +71,7 @@ export {
   type PythonPackageSpec,
   pythonPackageDir,
 } from './python.js';
+export { pushReferrer, type ReferrerLayer, type ReferrerOptions } from './referrer.js';
 export {
   craneEnv,
   type PushOptions,
@@ -84,6 +86,26 @@ export {
   RUNNABLE_IMAGE_ENTRYPOINT,
   type RunnablePushOptions,
 } from './runnable-image.js';
+export { type Fulcio, type IssuerType, type StartFulcioOptions, startFulcio } from './sigstore/fulcio.js';
+export {
+  type MintOptions,
+  type OidcIssuer,
+  startOidcIssuer,
+  type WorkflowRun,
+  workflowClaims,
+} from './sigstore/oidc-issuer.js';
+export {
+  type PrivateSigstore,
+  type SigstoreFiles,
+  type StartPrivateSigstoreOptions,
+  startPrivateSigstore,
+} from './sigstore/private-sigstore.js';
+export { type Rekor, type StartRekorOptions, startRekor } from './sigstore/rekor.js';
+export {
+  type StartTimestampAuthorityOptions,
+  startTimestampAuthority,
+  type TimestampAuthority,
+} from './sigstore/timestamp-authority.js';
 export { type TarEntry, tarArchive } from './tar.js';
 export {
   createPrivateCa,

@@ -161,6 +161,35 @@ export const TOOL_TABLE = [
     patched: true,
   },
   {
+    // A private Sigstore for keyless signing with the real cosign (src/sigstore/): Fulcio with an
+    // ephemeral CA, trusting the OIDC issuer a test serves on loopback.
+    name: 'fulcio',
+    moduleDir: 'fulcio',
+    module: 'github.com/sigstore/fulcio',
+    version: 'v1.8.8',
+    packagePath: 'github.com/sigstore/fulcio',
+    ldflags: ['-X sigs.k8s.io/release-utils/version.gitVersion=v1.8.8'],
+  },
+  {
+    // The RFC 3161 timestamp authority's API, through our own small main: upstream's `serve`
+    // always binds a metrics listener to the fixed :2112 and exits when it is taken.
+    name: 'timestamp-authority',
+    moduleDir: 'timestamp-authority',
+    module: 'github.com/sigstore/timestamp-authority/v2',
+    version: 'v2.1.3',
+    packagePath: '.',
+    ldflags: ['-X sigs.k8s.io/release-utils/version.gitVersion=v2.1.3'],
+  },
+  {
+    // Rekor v2 (rekor-tiles) with its POSIX (local directory) Tessera backend: no database.
+    name: 'rekor-server',
+    moduleDir: 'rekor-tiles',
+    module: 'github.com/sigstore/rekor-tiles/v2',
+    version: 'v2.3.0',
+    packagePath: 'github.com/sigstore/rekor-tiles/v2/cmd/rekor-server/posix',
+    ldflags: ['-X sigs.k8s.io/release-utils/version.gitVersion=v2.3.0'],
+  },
+  {
     // CNCF distribution: a real registry WITHOUT the referrers API (cosign falls back to tags).
     name: 'registry',
     moduleDir: 'distribution',

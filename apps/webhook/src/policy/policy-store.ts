@@ -275,6 +275,7 @@ export async function compileSnapshot(
     ]),
     trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
     configMaps: objects.configMaps.map((c) => [c.namespace, c.name, digestOf(c.data)]),
+    enableOCI11: objects.config.enableOCI11,
     generation: options.generation ?? 0,
   });
   const unreadable = new Set(objects.unreadable.map((policy) => policy.name));
@@ -288,6 +289,7 @@ export async function compileSnapshot(
     ...(options.offline ? { offline: true } : {}),
     ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
     ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
+    enableOCI11: objects.config.enableOCI11,
   };
   const compiledRecords = await Promise.all(
     matchers.map((m) =>

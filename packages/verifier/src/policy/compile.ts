@@ -69,6 +69,8 @@ export interface CompileContext {
    * is never enforced.
    */
   readonly offline?: boolean;
+  /** policy-controller's `enable-oci11` (its ConfigMap's switch): legacy-format authorities also read OCI 1.1 referrers. */
+  readonly enableOCI11?: boolean;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -97,6 +99,8 @@ interface AuthorityBase {
   readonly sources: readonly AuthoritySource[];
   /** Which artifacts the authority considers: legacy `.sig`/`.att` tags, or Sigstore bundle referrers. */
   readonly signatureFormat: 'legacy' | 'bundle';
+  /** Legacy format only: also look among OCI 1.1 referrers (`enable-oci11`). */
+  readonly oci11Referrers?: boolean;
   /** Wanted attestations; an authority with none verifies signatures instead. */
   readonly attestations: readonly CompiledAttestation[];
 }
@@ -189,6 +193,7 @@ async function compileAuthority(
     index,
     sources: compileSources(authority.source ?? [], site),
     signatureFormat: authority.signatureFormat ?? 'legacy',
+    oci11Referrers: context.enableOCI11 === true && (authority.signatureFormat ?? 'legacy') === 'legacy',
     attestations: await Promise.all(
       (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
     ),
@@ -323,8 +328,11 @@ function compileSigner(
   }
   const identities = compileIdentities(authority.keyless, site);
   const caCert = authority.keyless['ca-cert'];
+  // A `ca-cert` named by `kms` is policy-controller's accepted no-op: a KMS holds keys, not
+  // certificates, upstream never reads one, and its keyless authorities take their CAs from the
+  // trust root (keyless.trustRootRef or the default). Signet does the same.
   const caCertificates =
-    caCert === undefined
+    caCert === undefined || (caCert.kms !== undefined && caCert.kms !== '')
       ? undefined
       : compileCertificates(
           caCert,

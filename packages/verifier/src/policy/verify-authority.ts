@@ -30,6 +30,7 @@ export function discoveryRequests(authority: CompiledAuthority, image: DigestRef
     legacySignatures: legacy && !attestations,
     legacyAttestations: legacy && attestations,
     bundles: !legacy,
+    ...(authority.oci11Referrers ? { oci11Referrers: true } : {}),
   }));
 }
 

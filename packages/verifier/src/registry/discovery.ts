@@ -21,6 +21,7 @@ import { RegistryError } from './errors.js';
 import type { Descriptor } from './manifest.js';
 import {
   BUNDLE_PREDICATE_TYPE_ANNOTATION,
+  COSIGN_OCI11_SIGNATURE,
   COSIGN_SIMPLE_SIGNING,
   DSSE_ENVELOPE,
   SIGSTORE_BUNDLE_PREFIX,
@@ -54,7 +55,7 @@ export const DEFAULT_DISCOVERY_LIMITS: DiscoveryLimits = {
 export interface Truncation {
   /** `registry/repo:sha256-<hex>.sig`, or `registry/repo@sha256:... referrers`. */
   readonly source: string;
-  readonly kind: 'signature-layers' | 'attestation-layers' | 'bundle-referrers';
+  readonly kind: 'signature-layers' | 'attestation-layers' | 'bundle-referrers' | 'oci11-referrers';
   /** Which limit: the number of candidates, or the bytes read. */
   readonly by: 'count' | 'bytes';
   readonly limit: number;
@@ -113,13 +114,15 @@ export async function discoverArtifacts(
     return tag;
   };
   const none = Promise.resolve([]);
-  const [signatures, attestations, bundles] = await Promise.all([
+  const oci11 = request.oci11Referrers === true && (request.legacySignatures || request.legacyAttestations);
+  const [signatures, attestations, bundles, referrers] = await Promise.all([
     request.legacySignatures ? legacySignatures(scan, legacyTag('sig')) : none,
     request.legacyAttestations ? legacyAttestations(scan, legacyTag('att')) : none,
     request.bundles ? bundleArtifacts(scan, request.image.digest) : none,
+    oci11 ? oci11Artifacts(scan, request) : none,
   ]);
   return {
-    artifacts: [...signatures, ...attestations, ...bundles],
+    artifacts: [...signatures, ...attestations, ...bundles, ...referrers],
     truncated: scan.truncated,
     skipped: scan.skipped,
   };
@@ -263,6 +266,104 @@ async function bundleOf(
 }
 
 /**
+ * policy-controller's `enable-oci11` discovery, for the legacy formats: cosign's experimental
+ * signature referrers (a `.sig`-like manifest whose layers are simple-signing payloads with their
+ * annotations) and referrers whose artifactType names in-toto (the first layer a DSSE envelope).
+ * Each is handed over as the legacy artifact it holds and verified as one: upstream takes such an
+ * attestation without checking its signature; Signet never does.
+ */
+async function oci11Artifacts(
+  scan: Scan,
+  request: DiscoveryRequest,
+): Promise<(LegacySignature | LegacyAttestation)[]> {
+  const { store, limits } = scan;
+  const digest = request.image.digest;
+  const listed = await scan.client.listReferrers(store, digest, scan.call);
+  const wanted = (descriptor: Descriptor): boolean => {
+    const type = descriptor.artifactType ?? '';
+    return (
+      (request.legacySignatures && type === COSIGN_OCI11_SIGNATURE) ||
+      (request.legacyAttestations && type.includes('in-toto'))
+    );
+  };
+  const candidates = unique(listed.descriptors.filter(wanted));
+  const source = `${store.registry}/${store.repository}@${digest} referrers`;
+  if (listed.truncated || candidates.length > limits.maxReferrers) {
+    scan.truncated.push({
+      source,
+      kind: 'oci11-referrers',
+      by: 'count',
+      limit: limits.maxReferrers,
+      found: listed.truncated ? undefined : candidates.length,
+    });
+  }
+  const budget = new ByteBudget(limits.maxTotalBytes);
+  const found = await mapLimited(candidates.slice(0, limits.maxReferrers), limits.concurrency, (d) =>
+    oci11Referrer(scan, digest, d, budget),
+  );
+  if (budget.exceeded) {
+    scan.truncated.push({
+      source,
+      kind: 'oci11-referrers',
+      by: 'bytes',
+      limit: limits.maxTotalBytes,
+      found: candidates.length,
+    });
+  }
+  return found.flat();
+}
+
+async function oci11Referrer(
+  scan: Scan,
+  subject: string,
+  descriptor: Descriptor,
+  budget: ByteBudget,
+): Promise<(LegacySignature | LegacyAttestation)[]> {
+  const source = `${scan.store.registry}/${scan.store.repository}@${descriptor.digest}`;
+  const signature = descriptor.artifactType === COSIGN_OCI11_SIGNATURE;
+  const listedAs = signature ? 'legacy-signature' : 'legacy-attestation';
+  const skip = (reason: string) => {
+    scan.skipped.push({ format: 'unreadable', source, listedAs, reason });
+    return [];
+  };
+  let fetched: FetchedManifest | undefined;
+  try {
+    fetched = await manifestOrNothing(scan, descriptor.digest);
+  } catch (error) {
+    if (!isContentProblem(error)) throw error;
+    return skip(`the referrer manifest is unusable: ${error.problem}`);
+  }
+  if (fetched === undefined) return skip('the referrer manifest is listed but does not exist');
+  const manifest = fetched.manifest;
+  if (manifest.kind !== 'manifest') return skip('the referrer is an index, not an image manifest');
+  if (manifest.subject !== undefined && manifest.subject.digest !== subject) {
+    return skip(`the referrer's subject is ${manifest.subject.digest}, not ${subject}`);
+  }
+  if (signature) {
+    const layers = manifest.layers.filter((layer) => layer.mediaType === COSIGN_SIMPLE_SIGNING);
+    const read = await mapLimited(
+      layers.slice(0, scan.limits.maxLayers),
+      scan.limits.concurrency,
+      async (layer, index) => {
+        const at = `${source} layer ${index}`;
+        const payload = await readCandidate(scan, at, listedAs, layer, budget);
+        return payload === undefined
+          ? undefined
+          : ({ format: 'legacy-signature', source: at, payload, annotations: layer.annotations } as const);
+      },
+    );
+    return read.filter((artifact) => artifact !== undefined);
+  }
+  // As upstream: the attestation is the first layer, whatever its media type says.
+  const [layer] = manifest.layers;
+  if (layer === undefined) return skip('the referrer has no layers');
+  const envelope = await readCandidate(scan, source, listedAs, layer, budget);
+  return envelope === undefined
+    ? []
+    : [{ format: 'legacy-attestation', source, envelope, annotations: layer.annotations }];
+}
+
+/**
  * The verified blob of one candidate, or `undefined` when it is skipped (over the artifact cap,
  * missing, not matching its digest: recorded with the reason) or left unread (the byte budget is
  * spent). Registry failures (timeouts, 5xx, refused credentials) are thrown: they say nothing
@@ -330,14 +431,14 @@ class ByteBudget {
 async function mapLimited<T, R>(
   items: readonly T[],
   limit: number,
-  fn: (item: T) => Promise<R>,
+  fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await fn(items[index] as T);
+      results[index] = await fn(items[index] as T, index);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));

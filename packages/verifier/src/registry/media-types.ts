@@ -20,6 +20,8 @@ export const COSIGN_SIMPLE_SIGNING = 'application/vnd.dev.cosign.simplesigning.v
 export const DSSE_ENVELOPE = 'application/vnd.dsse.envelope.v1+json';
 /** Prefix of every Sigstore bundle media type (`...bundle.v0.3+json`, `...bundle+json;version=0.1`). */
 export const SIGSTORE_BUNDLE_PREFIX = 'application/vnd.dev.sigstore.bundle';
+/** artifactType of cosign's experimental OCI 1.1 signature referrer (`--registry-referrers-mode=oci-1-1`). */
+export const COSIGN_OCI11_SIGNATURE = 'application/vnd.dev.cosign.artifact.sig.v1+json';
 /** Manifest annotation cosign puts on a bundle referrer. */
 export const BUNDLE_PREDICATE_TYPE_ANNOTATION = 'dev.sigstore.bundle.predicateType';
 

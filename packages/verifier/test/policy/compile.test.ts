@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CompiledAuthority, compileAuthorities, requirementsOf } from '../../src/policy/compile.js';
 import { PolicyCompileError } from '../../src/policy/errors.js';
+import { compileCertificates } from '../../src/policy/keys.js';
 import { KmsKeyStore } from '../../src/policy/kms-keys.js';
 import { runProgram } from '../../src/policy/programs.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
@@ -91,15 +92,22 @@ describe('policies Signet refuses at compile time', () => {
     expect(error.message).toContain('must be the webhook\'s namespace "cosign-system"');
   });
 
-  it('refuse KMS keys when no KMS key source is configured, and KMS CA certificates always', async () => {
+  it('never read certificates from a KMS (the compiler ignores a kms ca-cert: test/policy/keyless-ca-cert-kms.test.ts)', () => {
+    const site = { policy: 'p', path: 'spec.authorities[0].keyless.ca-cert', label: 'l', authority: 'a' };
+    expect(() =>
+      compileCertificates({ kms: 'hashivault://ca' }, site, {
+        lookupSecret: undefined,
+        secretNamespace: 'ns',
+      }),
+    ).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_KMS' }));
+  });
+
+  it('refuse KMS keys when no KMS key source is configured (a KMS ca-cert is test/policy/keyless-ca-cert-kms.test.ts)', async () => {
     const error = await compileError({ key: { kms: 'hashivault://release' } });
     expect(error.code).toBe('UNSUPPORTED_KMS');
     expect(error.message).toContain(
       'spec.authorities[0].key.kms (authority "authority-0"): no KMS key source is configured',
     );
-    const caCert = await compileError({ keyless: { ...keyless, 'ca-cert': { kms: 'hashivault://ca' } } });
-    expect(caCert.code).toBe('UNSUPPORTED_KMS');
-    expect(caCert.message).toContain('a KMS holds keys, not certificates');
   });
 
   it('refuse keys, certificates, expressions and sources that do not parse', async () => {
@@ -263,7 +271,8 @@ describe('compiled authorities', () => {
       state: {
         kind: 'unavailable',
         reason: {
-          message: 'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry',
+          message:
+            'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry (to rely on RFC 3161 timestamps instead, set rfc3161timestamp)',
         },
       },
     });

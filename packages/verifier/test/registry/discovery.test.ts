@@ -515,6 +515,176 @@ describe('discoverArtifacts', () => {
     });
   });
 
+  describe('OCI 1.1 referrers for the legacy formats (enable-oci11)', () => {
+    const SIG_REFERRER = 'application/vnd.dev.cosign.artifact.sig.v1+json';
+    const IN_TOTO = 'application/vnd.in-toto+json';
+    function pushArtifact(
+      memory: MemoryRegistry,
+      subject: PushedDescriptor,
+      artifactType: string,
+      layers: PushedDescriptor[],
+      subjectDigest = subject.digest,
+    ): PushedDescriptor {
+      return memory.pushManifest('team/app', {
+        schemaVersion: 2,
+        mediaType: OCI_MANIFEST,
+        artifactType,
+        config: { mediaType: OCI_EMPTY, digest: sha256('{}'), size: 2 },
+        layers,
+        subject: { mediaType: OCI_MANIFEST, digest: subjectDigest, size: subject.size },
+      });
+    }
+
+    it('reads signature referrers as legacy signatures and in-toto referrers as legacy attestations, only when asked', async () => {
+      const { memory, client, repo, image, request } = await setup();
+      const signature = signatureLayer(memory, 'team/app', image.digest);
+      const sigReferrer = pushArtifact(memory, image, SIG_REFERRER, [signature]);
+      const envelope = memory.pushBlob('team/app', '{"payloadType":"application/vnd.in-toto+json"}', IN_TOTO);
+      const attReferrer = pushArtifact(memory, image, IN_TOTO, [envelope]);
+      pushArtifact(memory, image, 'application/spdx+json', [envelope]);
+      const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
+      const signatures = await discoverArtifacts(
+        client,
+        request({ legacyAttestations: false, bundles: false, oci11Referrers: true }),
+        callWithin(5_000),
+      );
+      expect(signatures.artifacts).toMatchObject([
+        {
+          format: 'legacy-signature',
+          source: `${at(sigReferrer.digest)} layer 0`,
+          annotations: signature.annotations,
+        },
+      ]);
+      const attestations = await discoverArtifacts(
+        client,
+        request({ legacySignatures: false, bundles: false, oci11Referrers: true }),
+        callWithin(5_000),
+      );
+      expect(attestations.artifacts).toMatchObject([
+        { format: 'legacy-attestation', source: at(attReferrer.digest) },
+      ]);
+      const off = await discoverArtifacts(client, request({ bundles: false }), callWithin(5_000));
+      expect(off.artifacts).toEqual([]);
+    });
+
+    it('skips unusable referrers and says why; stops at maxReferrers and maxTotalBytes', async () => {
+      const { memory, client, repo, image, request } = await setup();
+      memory.referrersApi = false;
+      const envelope = memory.pushBlob('team/app', '{"envelope":1}', IN_TOTO);
+      const noLayers = pushArtifact(memory, image, IN_TOTO, []);
+      const otherSubject = pushArtifact(memory, image, IN_TOTO, [envelope], sha256('other image'));
+      const index = memory.pushManifest('team/app', {
+        schemaVersion: 2,
+        mediaType: OCI_INDEX,
+        manifests: [],
+      });
+      const missing = { mediaType: OCI_MANIFEST, digest: sha256('gone'), size: 1 };
+      const broken = Buffer.from('{"schemaVersion": 2, "layers": "not a list"');
+      memory.manifests.set(`team/app@${sha256(broken)}`, {
+        bytes: broken,
+        mediaType: OCI_MANIFEST,
+        json: {},
+      });
+      const malformed = { mediaType: OCI_MANIFEST, digest: sha256(broken), size: broken.length };
+      const good = pushArtifact(memory, image, IN_TOTO, [envelope]);
+      memory.pushManifest(
+        'team/app',
+        {
+          schemaVersion: 2,
+          mediaType: OCI_INDEX,
+          manifests: [noLayers, otherSubject, index, missing, malformed, good].map((d) => ({
+            ...d,
+            artifactType: IN_TOTO,
+          })),
+        },
+        { tag: tagOf(image.digest, '') },
+      );
+      const wanted = request({ legacySignatures: false, bundles: false, oci11Referrers: true });
+      const found = await discoverArtifacts(client, wanted, callWithin(5_000));
+      const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
+      expect(found.artifacts.map((a) => a.source)).toEqual([at(good.digest)]);
+      expect(found.skipped.map((s) => [s.source, s.listedAs, s.reason])).toEqual([
+        [at(noLayers.digest), 'legacy-attestation', 'the referrer has no layers'],
+        [
+          at(otherSubject.digest),
+          'legacy-attestation',
+          `the referrer's subject is ${sha256('other image')}, not ${image.digest}`,
+        ],
+        [at(index.digest), 'legacy-attestation', 'the referrer is an index, not an image manifest'],
+        [at(missing.digest), 'legacy-attestation', 'the referrer manifest is listed but does not exist'],
+        [
+          at(malformed.digest),
+          'legacy-attestation',
+          expect.stringContaining('the referrer manifest is unusable'),
+        ],
+      ]);
+      const few = await discoverArtifacts(client, wanted, callWithin(5_000), { maxReferrers: 2 });
+      expect(few.truncated).toMatchObject([{ kind: 'oci11-referrers', by: 'count', limit: 2, found: 6 }]);
+      const small = await discoverArtifacts(client, wanted, callWithin(5_000), { maxTotalBytes: 1 });
+      expect(small.artifacts).toEqual([]);
+      expect(small.truncated).toMatchObject([{ kind: 'oci11-referrers', by: 'bytes', limit: 1 }]);
+    });
+
+    it('skips an oversized signature layer and a listed referrer without an artifactType', async () => {
+      const { memory, client, image, request } = await setup();
+      memory.referrersApi = false;
+      const big = { ...signatureLayer(memory, 'team/app', image.digest, 1), size: 10_000_000 };
+      const small = signatureLayer(memory, 'team/app', image.digest, 2);
+      const sigReferrer = pushArtifact(memory, image, SIG_REFERRER, [big, small]);
+      const untyped = pushArtifact(memory, image, SIG_REFERRER, [small]);
+      const { artifactType: _, ...withoutType } = { ...untyped, artifactType: undefined };
+      memory.pushManifest(
+        'team/app',
+        {
+          schemaVersion: 2,
+          mediaType: OCI_INDEX,
+          manifests: [{ ...sigReferrer, artifactType: SIG_REFERRER }, withoutType],
+        },
+        { tag: tagOf(image.digest, '') },
+      );
+      const wanted = request({ legacyAttestations: false, bundles: false, oci11Referrers: true });
+      const found = await discoverArtifacts(client, wanted, callWithin(5_000));
+      expect(found.artifacts.map((a) => a.source.split(' ').at(-1))).toEqual(['1']);
+      expect(found.skipped).toMatchObject([
+        { listedAs: 'legacy-signature', reason: expect.stringContaining('10000000') },
+      ]);
+    });
+
+    it('passes registry failures while reading a referrer manifest on', async () => {
+      const { memory, server, image, request } = await setup();
+      const referrer = pushArtifact(memory, image, SIG_REFERRER, [
+        signatureLayer(memory, 'team/app', image.digest),
+      ]);
+      const client = new RegistryClient({
+        insecureHosts: [server.host],
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        fetch: async (url, init) =>
+          url.pathname.endsWith(referrer.digest)
+            ? new Response('down', { status: 503 })
+            : dispatchFetch(url, init),
+      });
+      const wanted = request({ legacyAttestations: false, bundles: false, oci11Referrers: true });
+      const error = (await discoverArtifacts(client, wanted, callWithin(5_000)).catch(
+        (e: unknown) => e,
+      )) as RegistryError;
+      expect(error.code).toBe('SERVER_ERROR');
+    });
+
+    it('reports a referrers list the client cut short', async () => {
+      const { memory, server, image, request } = await setup();
+      const envelope = memory.pushBlob('team/app', '{"envelope":2}', IN_TOTO);
+      pushArtifact(memory, image, IN_TOTO, [envelope]);
+      pushArtifact(memory, image, IN_TOTO, [memory.pushBlob('team/app', '{"envelope":3}', IN_TOTO)]);
+      const client = new RegistryClient({
+        insecureHosts: [server.host],
+        limits: { referrersMaxDescriptors: 1 },
+      });
+      const wanted = request({ legacySignatures: false, bundles: false, oci11Referrers: true });
+      const found = await discoverArtifacts(client, wanted, callWithin(5_000));
+      expect(found.truncated).toMatchObject([{ kind: 'oci11-referrers', found: undefined }]);
+    });
+  });
+
   it('refuses a tag prefix that makes an invalid tag', async () => {
     const { client, request } = await setup();
     const error = (await discoverArtifacts(client, request({ tagPrefix: 'bad/' }), callWithin(5_000)).catch(
