@@ -54,6 +54,86 @@ interface Found {
   readonly body: unknown;
 }
 
+/** The ClusterImagePolicies and TrustRoots of upstream's YAML files, placeholders filled. */
+async function objectsInFiles(upstream: string, fill: (text: string) => string): Promise<Found[]> {
+  const found: Found[] = [];
+  for (const directory of DIRECTORIES) {
+    const names = (await readdir(join(upstream, directory))).filter((n) => /\.ya?ml$/.test(n)).sort();
+    for (const name of names) {
+      const file = `${directory}/${name}`;
+      const text = fill(await readFile(join(upstream, file), 'utf8'));
+      for (const document of parseAllDocuments(text)) {
+        const body = document.toJS() as { kind?: string } | null;
+        if (body?.kind === 'ClusterImagePolicy' || body?.kind === 'TrustRoot')
+          found.push({ file, kind: body.kind, body });
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * The policies upstream's e2e scripts apply inline (`kubectl apply -f - <<EOF ... EOF`), and the
+ * ConfigMaps they create (`kubectl create -n NS configmap NAME --from-file=KEY=PATH`), into `configMaps`.
+ */
+async function objectsInScripts(
+  upstream: string,
+  configMaps: Map<string, Record<string, string>>,
+): Promise<Found[]> {
+  const found: Found[] = [];
+  for (const script of (await readdir(join(upstream, 'test'))).filter((n) => n.endsWith('.sh')).sort()) {
+    const text = await readFile(join(upstream, 'test', script), 'utf8');
+    for (const m of text.matchAll(/kubectl apply -f - <<EOF\n([\s\S]*?)\nEOF/g)) {
+      const body = parseAllDocuments(m[1] ?? '')[0]?.toJS() as { kind?: string } | null;
+      if (body?.kind === 'ClusterImagePolicy') found.push({ file: `test/${script}`, kind: body.kind, body });
+    }
+    for (const c of text.matchAll(/kubectl create -n (\S+) configmap (\S+) --from-file=(\S+)=\.\/(\S+)/g)) {
+      const [, namespace, cmName, key, path] = c as unknown as [string, string, string, string, string];
+      const data = configMaps.get(`${namespace}/${cmName}`) ?? {};
+      data[key] = await readFile(join(upstream, path), 'utf8');
+      configMaps.set(`${namespace}/${cmName}`, data);
+    }
+  }
+  return found;
+}
+
+/** What went wrong, by code when the error has one. */
+function outcomeOf(error: unknown): string {
+  return `${(error as { code?: string }).code ?? (error as Error).name}: ${(error as Error).message}`;
+}
+
+/** Every combination of one compiled root per name (upstream's scripts apply one TrustRoot per run). */
+function rootVariants(compiledRoots: readonly CompiledTrustRoot[]): CompiledTrustRoot[][] {
+  const byName = new Map<string, CompiledTrustRoot[]>();
+  for (const root of compiledRoots) byName.set(root.name, [...(byName.get(root.name) ?? []), root]);
+  return [...byName.values()].reduce<CompiledTrustRoot[][]>(
+    (sets, roots) => sets.flatMap((set) => roots.map((root) => [...set, root])),
+    [[]],
+  );
+}
+
+/** `ok`, or which authorities are unavailable, or why it did not compile, with the first set of roots that works. */
+async function compileOutcome(
+  cip: ClusterImagePolicy,
+  variants: readonly CompiledTrustRoot[][],
+  contextWith: (roots: CompiledTrustRoot[]) => CompileContext,
+): Promise<string> {
+  let outcome = '';
+  for (const roots of variants) {
+    try {
+      const compiled = await compileAuthorities(cip, contextWith(roots));
+      const unavailable = compiled.authorities.flatMap((a) =>
+        a.type !== 'static' && a.state.kind === 'unavailable' ? [`${a.name}: ${a.state.reason.message}`] : [],
+      );
+      outcome = unavailable.length === 0 ? 'ok' : `unavailable: ${unavailable.join('; ')}`;
+    } catch (error) {
+      outcome = `${(error as { code?: string }).code}: ${(error as Error).message}`;
+    }
+    if (outcome === 'ok') break;
+  }
+  return outcome;
+}
+
 describe('every policy and TrustRoot policy-controller v0.15.1 accepts compiles in Signet', () => {
   let testbed: typeof Testbed;
   let upstream = '';
@@ -110,35 +190,8 @@ describe('every policy and TrustRoot policy-controller v0.15.1 accepts compiles 
       for (const [name, value] of placeholders) filled = filled.replaceAll(name, value);
       return filled;
     };
-    for (const directory of DIRECTORIES) {
-      for (const name of (await readdir(join(upstream, directory)))
-        .filter((n) => /\.ya?ml$/.test(n))
-        .sort()) {
-        const file = `${directory}/${name}`;
-        const text = fill(await readFile(join(upstream, file), 'utf8'));
-        for (const document of parseAllDocuments(text)) {
-          const body = document.toJS() as { kind?: string } | null;
-          if (body?.kind === 'ClusterImagePolicy' || body?.kind === 'TrustRoot')
-            found.push({ file, kind: body.kind, body });
-        }
-      }
-    }
-    for (const script of (await readdir(join(upstream, 'test'))).filter((n) => n.endsWith('.sh')).sort()) {
-      const text = await readFile(join(upstream, 'test', script), 'utf8');
-      // Policies applied inline: `kubectl apply -f - <<EOF ... EOF`.
-      for (const m of text.matchAll(/kubectl apply -f - <<EOF\n([\s\S]*?)\nEOF/g)) {
-        const body = parseAllDocuments(m[1] ?? '')[0]?.toJS() as { kind?: string } | null;
-        if (body?.kind === 'ClusterImagePolicy')
-          found.push({ file: `test/${script}`, kind: body.kind, body });
-      }
-      // ConfigMaps: `kubectl create -n NS configmap NAME --from-file=KEY=PATH`.
-      for (const c of text.matchAll(/kubectl create -n (\S+) configmap (\S+) --from-file=(\S+)=\.\/(\S+)/g)) {
-        const [, namespace, cmName, key, path] = c as unknown as [string, string, string, string, string];
-        const data = configMaps.get(`${namespace}/${cmName}`) ?? {};
-        data[key] = await readFile(join(upstream, path), 'utf8');
-        configMaps.set(`${namespace}/${cmName}`, data);
-      }
-    }
+    found.push(...(await objectsInFiles(upstream, fill)));
+    found.push(...(await objectsInScripts(upstream, configMaps)));
   }, 10 * 60_000);
 
   afterAll(async () => {
@@ -167,25 +220,19 @@ describe('every policy and TrustRoot policy-controller v0.15.1 accepts compiles 
     for (const { file, body } of found.filter((f) => f.kind === 'TrustRoot')) {
       try {
         const trustRoot = parseTrustRoot(body);
-        compiledRoots.push(await compileTrustRoot(trustRoot));
+        // The mirror runs on loopback: listed as an operator would (--private-host).
+        const privateHosts = mirror === undefined ? [] : [new URL(mirror.url).host];
+        compiledRoots.push(await compileTrustRoot(trustRoot, { privateHosts }));
         trustRoots.push(trustRoot);
         note(file, 'ok');
       } catch (error) {
-        note(
-          file,
-          `${(error as { code?: string }).code ?? (error as Error).name}: ${(error as Error).message}`,
-        );
+        note(file, outcomeOf(error));
       }
     }
     // Upstream's scripts apply one TrustRoot per run, and two of its files share a name
     // (`my-sigstore-keys`: with a CA and logs, or with a TSA only): a policy compiles when it does
     // with one of them, as in the script that applies it.
-    const byName = new Map<string, CompiledTrustRoot[]>();
-    for (const root of compiledRoots) byName.set(root.name, [...(byName.get(root.name) ?? []), root]);
-    const variants = [...byName.values()].reduce<CompiledTrustRoot[][]>(
-      (sets, roots) => sets.flatMap((set) => roots.map((root) => [...set, root])),
-      [[]],
-    );
+    const variants = rootVariants(compiledRoots);
     const contextWith = (roots: CompiledTrustRoot[]): CompileContext => ({
       trustRoots: trustRootResolver(roots),
       engines,
@@ -218,21 +265,7 @@ describe('every policy and TrustRoot policy-controller v0.15.1 accepts compiles 
         note(file, `${(error as Error).name}: ${(error as Error).message}`);
         continue;
       }
-      let outcome = '';
-      for (const roots of variants) {
-        try {
-          const compiled = await compileAuthorities(cip, contextWith(roots));
-          const unavailable = compiled.authorities.flatMap((a) =>
-            a.type !== 'static' && a.state.kind === 'unavailable'
-              ? [`${a.name}: ${a.state.reason.message}`]
-              : [],
-          );
-          outcome = unavailable.length === 0 ? 'ok' : `unavailable: ${unavailable.join('; ')}`;
-        } catch (error) {
-          outcome = `${(error as { code?: string }).code}: ${(error as Error).message}`;
-        }
-        if (outcome === 'ok') break;
-      }
+      const outcome = await compileOutcome(cip, variants, contextWith);
       note(file, outcome);
     }
     const failed = [...outcomes].filter(([, outcome]) => outcome !== 'ok');
