@@ -44,6 +44,12 @@ export { type RegistryContainer, startRegistryContainer } from './images/registr
 export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
 export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
 export {
+  ensureNodeBinary,
+  NODE_LTS_VERSIONS,
+  type NodeBinary,
+  type NodeLtsMajor,
+} from './node-binaries.js';
+export {
   createRunDir,
   type ExitInfo,
   freePort,
@@ -102,3 +108,9 @@ export {
   type SourceModuleName,
   sourceModule,
 } from './upstream.js';
+export {
+  type NpmRegistry,
+  type Packument,
+  type StartNpmRegistryOptions,
+  startNpmRegistry,
+} from './verdaccio.js';
