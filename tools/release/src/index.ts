@@ -7,6 +7,7 @@ export {
   type PackageManager,
   type RunOutput,
 } from './consumer.js';
+export { satisfiesEngines } from './engines.js';
 export {
   type ExpectedRun,
   printsExpected,
@@ -23,7 +24,6 @@ export {
   disagreeingVersions,
   readChangesetsConfig,
   readChartVersions,
-  syncChartVersion,
   versionSources,
 } from './versions.js';
 export {

@@ -27,37 +27,36 @@ const FENCE = /^```(\w*)\n([\s\S]*?)^```$/gm;
 const NAMING_LINE = /^\/\/ ([\w.-]+\.(?:ts|mts|js|mjs|cjs)) — (?:[A-Z_]+=\S+ )*node \1\b/;
 const COMMAND = /^\$ (?:[A-Z_]+=\S+ )*node ([\w.-]+\.(?:ts|mts|js|mjs|cjs))\b/;
 
+function exampleOf(body: string): ReadmeExample | undefined {
+  const [first = '', ...rest] = body.split('\n');
+  const file = NAMING_LINE.exec(first)?.[1];
+  if (file === undefined) return undefined;
+  return { file, code: `${first}\n${rest.join('\n')}`, module: file.endsWith('.cjs') ? 'cjs' : 'esm' };
+}
+
+function runsOf(body: string): ExpectedRun[] {
+  const runs: ExpectedRun[] = [];
+  let current: { file: string; command: string; output: string[] } | undefined;
+  for (const line of body.replace(/\n$/, '').split('\n')) {
+    const file = COMMAND.exec(line)?.[1];
+    if (line.startsWith('$ ')) {
+      if (current) runs.push(current);
+      current = file === undefined ? undefined : { file, command: line.slice(2), output: [] };
+    } else {
+      current?.output.push(line);
+    }
+  }
+  if (current) runs.push(current);
+  return runs;
+}
+
 export function readmeExamples(markdown: string): ReadmeExamples {
   const examples: ReadmeExample[] = [];
   const runs: ExpectedRun[] = [];
   for (const [, language, body = ''] of markdown.matchAll(FENCE)) {
-    if (language === 'ts' || language === 'js') {
-      const [first = '', ...rest] = body.split('\n');
-      const named = NAMING_LINE.exec(first);
-      if (named?.[1]) {
-        const file = named[1];
-        examples.push({
-          file,
-          code: `${first}\n${rest.join('\n')}`,
-          module: file.endsWith('.cjs') ? 'cjs' : 'esm',
-        });
-      }
-    } else if (language === 'console') {
-      let current: { file: string; command: string; output: string[] } | undefined;
-      for (const line of body.replace(/\n$/, '').split('\n')) {
-        const command = COMMAND.exec(line);
-        if (command?.[1]) {
-          if (current) runs.push(current);
-          current = { file: command[1], command: line.slice(2), output: [] };
-        } else if (line.startsWith('$ ')) {
-          if (current) runs.push(current);
-          current = undefined;
-        } else {
-          current?.output.push(line);
-        }
-      }
-      if (current) runs.push(current);
-    }
+    if (language === 'console') runs.push(...runsOf(body));
+    const example = language === 'ts' || language === 'js' ? exampleOf(body) : undefined;
+    if (example) examples.push(example);
   }
   return { examples, runs };
 }

@@ -1,10 +1,10 @@
 // Signet's one version. changesets versions the libraries and the app as one fixed group
 // (.changeset/config.json), so every public package and @signet/webhook carry the same version;
 // everything else is derived from @signet/webhook's: the chart's `version` and `appVersion`
-// (written by `syncChartVersion` after `changeset version`), the image's
+// (written by scripts/sync-versions.mjs after `changeset version`), the image's
 // `org.opencontainers.image.version` label (apps/webhook/image/build-offline.sh) and
 // `signet --version` (read from the package at run time).
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { readManifest, workspacePackages } from './workspace.js';
@@ -49,24 +49,6 @@ export async function versionSources(root: string): Promise<Record<string, strin
   sources[`${CHART_DIR}/Chart.yaml version`] = chart.version;
   sources[`${CHART_DIR}/Chart.yaml appVersion`] = chart.appVersion;
   return sources;
-}
-
-/**
- * Writes the app's version into Chart.yaml (`version` and `appVersion`, in place: comments and
- * order kept). Returns the version written and the one it replaced.
- */
-export async function syncChartVersion(
-  root: string,
-): Promise<{ readonly from: ChartVersions; readonly to: string }> {
-  const to = await appVersion(root);
-  const file = join(root, CHART_DIR, 'Chart.yaml');
-  const text = await readFile(file, 'utf8');
-  const from = await readChartVersions(root);
-  const next = text
-    .replace(/^version:.*$/m, `version: ${to}`)
-    .replace(/^appVersion:.*$/m, `appVersion: "${to}"`);
-  if (next !== text) await writeFile(file, next);
-  return { from, to };
 }
 
 /** Sources whose version differs from the app's: empty when every version agrees. */

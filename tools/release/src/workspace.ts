@@ -51,7 +51,7 @@ export async function workspacePackages(root: string): Promise<WorkspacePackage[
   for (const pattern of config.packages) {
     if (pattern.endsWith('/*')) {
       const parent = join(root, pattern.slice(0, -2));
-      for (const entry of await readdir(parent, { withFileTypes: true })) {
+      for (const entry of await readdir(parent, { withFileTypes: true }).catch(() => [])) {
         if (entry.isDirectory()) dirs.push(join(parent, entry.name));
       }
     } else {

@@ -12,7 +12,6 @@ import {
   disagreeingVersions,
   readChangesetsConfig,
   readChartVersions,
-  syncChartVersion,
   versionSources,
 } from '../src/versions.ts';
 import { publicPackages, repositoryRoot, workspacePackages } from '../src/workspace.ts';
@@ -58,23 +57,34 @@ describe('one version', () => {
     expect(script).toMatch(/^version=\$\(.*apps\/webhook\/package\.json.*\)$/m);
   });
 
-  it('after changeset version, the chart takes the app version and keeps everything else', async () => {
+  it('after changeset version, scripts/sync-versions.mjs gives the chart the app version and checks the libraries', async () => {
     const scratch = await mkdtemp(join(tmpdir(), 'signet-versions-'));
     try {
+      const files = [
+        'pnpm-workspace.yaml',
+        'apps/webhook/chart/Chart.yaml',
+        ...(await publicPackages(root)).map((pkg) => `${pkg.path}/package.json`),
+      ];
+      for (const file of files) await cp(join(root, file), join(scratch, file));
+      const bump = async (path: string) => {
+        const manifest = JSON.parse(await readFile(join(scratch, path), 'utf8'));
+        await writeFile(join(scratch, path), JSON.stringify({ ...manifest, version: '1.2.3' }));
+      };
       await cp(join(root, 'apps/webhook/package.json'), join(scratch, 'apps/webhook/package.json'));
-      await cp(join(root, 'apps/webhook/chart/Chart.yaml'), join(scratch, 'apps/webhook/chart/Chart.yaml'));
-      const manifest = JSON.parse(await readFile(join(scratch, 'apps/webhook/package.json'), 'utf8'));
-      await writeFile(
-        join(scratch, 'apps/webhook/package.json'),
-        JSON.stringify({ ...manifest, version: '1.2.3' }),
-      );
+      await bump('apps/webhook/package.json');
       const before = await readFile(join(scratch, 'apps/webhook/chart/Chart.yaml'), 'utf8');
-      const result = await syncChartVersion(scratch);
-      expect(result.to).toBe('1.2.3');
+      const sync = () =>
+        runCommand(process.execPath, [join(root, 'scripts/sync-versions.mjs'), scratch], {
+          timeoutMs: 30_000,
+        });
+      // The libraries still say the old version: the chart is written, and the disagreement fails.
+      await expect(sync()).rejects.toThrow(/versions disagree with @signet\/webhook 1\.2\.3/);
       expect(await readChartVersions(scratch)).toEqual({ version: '1.2.3', appVersion: '1.2.3' });
       const after = await readFile(join(scratch, 'apps/webhook/chart/Chart.yaml'), 'utf8');
       const unchanged = (text: string) => text.split('\n').filter((line) => !/^(app)?[vV]ersion:/.test(line));
       expect(unchanged(after)).toEqual(unchanged(before));
+      for (const pkg of await publicPackages(scratch)) await bump(`${pkg.path}/package.json`);
+      expect((await sync()).stdout).toContain('every version is 1.2.3');
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
