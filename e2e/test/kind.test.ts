@@ -18,7 +18,7 @@ import { createNamespace, deniedByWebhook, must, poll } from '../src/scenarios/k
 import { keyPolicy, selfVerificationPolicy } from '../src/scenarios/policies.ts';
 import { DEPLOYMENT_CONTROLLER_USER, INCLUDE_LABEL, runRolloutScenario } from '../src/scenarios/rollout.ts';
 import { KEY_POLICY } from '../src/scenarios/signet-environment.ts';
-import { SIGNET_NAMESPACE } from '../src/signet-webhook.ts';
+import { SIGNET_NAMESPACE, signetCliPath } from '../src/signet-webhook.ts';
 
 // Signet in a real cluster: a kind cluster (two nodes from the offline node image, real kubelets,
 // containerd and runc), Signet built into its image and installed from its chart, runnable test
@@ -273,16 +273,36 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
         format: 'legacy',
       });
 
+      const policy = selfVerificationPolicy({
+        name: 'signet-release',
+        images: [`${images.registry.host}/signet*`],
+        publicKeyPem: await readFile(publicKey, 'utf8'),
+        version: release.version,
+      });
+      // From a shell first (docs/releasing.md): `signet verify` with the same policy file.
+      const policyFile = join(kind().runDir, 'signet-release.json');
+      await writeFile(policyFile, JSON.stringify(policy));
+      const verify = (image: string) =>
+        runCommand(
+          process.execPath,
+          [
+            signetCliPath(),
+            'verify',
+            image,
+            '--policy-file',
+            policyFile,
+            '--insecure-registry',
+            images.registry.host,
+          ],
+          { timeoutMs: 120_000 },
+        );
+      expect((await verify(release.reference)).stdout).toContain('ADMITTED');
+      await expect(verify(tampered)).rejects.toThrow(/DENIED/);
+      await expect(verify(unattested)).rejects.toThrow(/DENIED/);
+
       const namespace = 'signet-self';
       await createNamespace(kind(), namespace, { [INCLUDE_LABEL]: 'true' });
-      await kind().apply(
-        selfVerificationPolicy({
-          name: 'signet-release',
-          images: [`${images.registry.host}/signet*`],
-          publicKeyPem: await readFile(publicKey, 'utf8'),
-          version: release.version,
-        }),
-      );
+      await kind().apply(policy);
       const cliPod = (name: string, image: string) => ({
         apiVersion: 'v1',
         kind: 'Pod',

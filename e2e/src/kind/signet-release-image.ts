@@ -48,9 +48,17 @@ function withoutNodeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return rest;
 }
 
-/** A tag that changes with Signet's built code, so a stale image is never reused. */
+/**
+ * A tag that changes with Signet's built code and the commit (the image's revision label and its
+ * provenance name it), so a stale image is never reused.
+ */
 export async function signetImageTag(): Promise<string> {
   const hash = createHash('sha256');
+  const { stdout: commit } = await runCommand('git', ['rev-parse', 'HEAD'], {
+    cwd: repoRoot(),
+    timeoutMs: 30_000,
+  });
+  hash.update(commit.trim());
   const walk = async (dir: string): Promise<void> => {
     for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
       a.name.localeCompare(b.name),
