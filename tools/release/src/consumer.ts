@@ -73,7 +73,8 @@ export async function createConsumer(options: ConsumerOptions): Promise<Consumer
       timeoutMs: 600_000,
     });
   } else {
-    await runCommand(await onPath('pnpm'), ['install', '--prefer-offline'], {
+    // A new project has no lockfile; pnpm would refuse to make one when CI is set.
+    await runCommand(await onPath('pnpm'), ['install', '--prefer-offline', '--no-frozen-lockfile'], {
       cwd: options.dir,
       env,
       timeoutMs: 600_000,
