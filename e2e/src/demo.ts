@@ -165,11 +165,13 @@ async function startKindSignet(
 ): Promise<WebhookUnderTest> {
   section('4. Signet from its image and Helm chart, with a ClusterImagePolicy');
   command(
-    'apps/webhook/image/build-offline.sh signet:e2e-…   # FROM scratch: Debian libraries, Node, the app',
+    'apps/webhook/image/build-offline.sh signet:e2e-… --attestations DIR   # FROM scratch: Debian libraries, Node, the app; SBOM, provenance',
   );
-  command('kind load docker-image signet:e2e-…');
   command(
-    `helm install signet apps/webhook/chart -n ${SIGNET_NAMESPACE} --create-namespace --set image.pullPolicy=Never …`,
+    'crane push signet.tar REGISTRY/signet; cosign sign; cosign attest --type cyclonedx / slsaprovenance1',
+  );
+  command(
+    `helm install signet apps/webhook/chart -n ${SIGNET_NAMESPACE} --create-namespace --set image.registry=REGISTRY --set image.digest=sha256:… …`,
   );
   const policy = keyPolicy({
     name: KEY_POLICY,

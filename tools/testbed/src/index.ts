@@ -45,6 +45,12 @@ export { type RegistryContainer, startRegistryContainer } from './images/registr
 export { startVault, type Vault } from './kms.js';
 export { MOTO_VERSION, type Moto, type StartMotoOptions, startMoto } from './moto.js';
 export {
+  ensureNodeBinary,
+  NODE_LTS_VERSIONS,
+  type NodeBinary,
+  type NodeLtsMajor,
+} from './node-binaries.js';
+export {
   type PrepareOptions,
   prepareTestPrerequisites,
   type TestPrerequisites,
@@ -136,3 +142,9 @@ export {
   type SourceModuleName,
   sourceModule,
 } from './upstream.js';
+export {
+  type NpmRegistry,
+  type Packument,
+  type StartNpmRegistryOptions,
+  startNpmRegistry,
+} from './verdaccio.js';
