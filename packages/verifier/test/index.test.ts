@@ -25,6 +25,7 @@ test('the public runtime exports are exactly these', () => {
     'TrustRootError',
     'VerificationCache',
     'compileAuthorities',
+    'compileImagePolicyAuthorities',
     'createCloudProviders',
     'createDispatcher',
     'credentialsFromDockerConfig',
