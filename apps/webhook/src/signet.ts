@@ -190,6 +190,7 @@ export async function startSignet(
   const inputs = await createRefreshedInputs(config, logger, metrics);
   const compile = {
     namespace: config.namespace,
+    maxExceptionLifetimeMs: config.exceptionMaxLifetimeMs,
     engines,
     fetchRemotePolicy: remotePolicyFetcher({ retryAfterMs: RETRY_BROKEN_MS / 2 }),
     kmsKeys: inputs.kmsKeys,

@@ -17,6 +17,8 @@ import {
   CLOUD_CREDENTIALS_FLAG,
   CONTEXT_FLAG,
   DOCKER_CONFIG_FLAG,
+  EXCEPTION_MAX_LIFETIME_FLAG,
+  exceptionMaxLifetimeMs,
   filenameFlag,
   INSECURE_REGISTRY_FLAG,
   kubeconfigFlag,
@@ -82,6 +84,7 @@ export const AUDIT_COMMAND: CommandSpec = {
     REGISTRY_CA_FLAG,
     CLOUD_CREDENTIALS_FLAG,
     DOCKER_CONFIG_FLAG,
+    EXCEPTION_MAX_LIFETIME_FLAG,
     {
       name: 'concurrency',
       type: 'string',
@@ -118,6 +121,7 @@ interface AuditValues {
   readonly concurrency?: string;
   readonly timeout?: string;
   readonly quiet?: boolean;
+  readonly 'exception-max-lifetime'?: string;
 }
 
 interface AuditSettings {
@@ -127,6 +131,7 @@ interface AuditSettings {
   readonly signetNamespace: string;
   readonly manifests: readonly string[];
   readonly policyFiles: readonly string[];
+  readonly exceptionMaxLifetimeMs: number;
 }
 
 function settingsOf(values: AuditValues): AuditSettings {
@@ -150,6 +155,7 @@ function settingsOf(values: AuditValues): AuditSettings {
     signetNamespace: values['signet-namespace'] ?? 'signet-system',
     manifests,
     policyFiles,
+    exceptionMaxLifetimeMs: exceptionMaxLifetimeMs(values['exception-max-lifetime']),
   };
 }
 
@@ -188,6 +194,7 @@ async function auditWith(
   const note = (line: string) => err.write(`${line}\n`);
   const { snapshot, problems } = await compileSnapshot(policies, {
     namespace: settings.signetNamespace,
+    maxExceptionLifetimeMs: settings.exceptionMaxLifetimeMs,
     engines,
     fetchRemotePolicy: remotePolicyFetcher(),
     // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.

@@ -16,8 +16,14 @@ import {
   parseTrustRoot,
 } from '@signet/k8s-types';
 import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/admission-app.js';
+import { exceptionProblems, isNamespacedPolicyKind, readImagePolicy } from './namespaced-validation.js';
 import type { PolicyObjects } from './policy-objects.js';
-import { type CompileOptions, compileSnapshot, type PolicySnapshot } from './policy-store.js';
+import {
+  type CompileOptions,
+  compileSnapshot,
+  type PolicySnapshot,
+  type SnapshotPolicy,
+} from './policy-store.js';
 
 export interface PolicyValidatorOptions {
   /** The objects policies are compiled against now; `undefined` until they are loaded. */
@@ -95,7 +101,11 @@ async function checkPolicy(
   );
   const snapshot = await withinDeadline(compiled, context);
   if (snapshot === 'late') return admitted('not-checked', [LATE_WARNING]);
-  const record = snapshot.set.policies[0];
+  return compiledOutcome(snapshot.set.policies[0]);
+}
+
+/** The answer for a policy compiled as the running snapshot would: refused only if it cannot be enforced. */
+function compiledOutcome(record: SnapshotPolicy | undefined): ReviewOutcome {
   if (record === undefined) return admitted('compiled');
   if (record.broken !== undefined) {
     if (record.brokenKind === 'passing')
@@ -146,6 +156,41 @@ async function checkTrustRoot(
   return refused(problem.message);
 }
 
+/** An ImagePolicy: refused when it would loosen the cluster (see `looseningsOf`) or cannot compile. */
+async function checkImagePolicy(
+  request: AdmissionRequest,
+  view: PolicyObjects,
+  options: PolicyValidatorOptions,
+  context: ReviewContext,
+): Promise<ReviewOutcome> {
+  const policy = readImagePolicy(request, view);
+  if (typeof policy === 'string') return refused(policy);
+  const candidate: PolicyObjects = {
+    ...view,
+    policies: [],
+    imagePolicies: [policy],
+    exceptions: [],
+    unreadable: [],
+    problems: [],
+  };
+  const compiled = compileSnapshot(candidate, { ...options.compile, loadAllTrustRoots: false }).then(
+    (r) => r.snapshot,
+  );
+  const snapshot = await withinDeadline(compiled, context);
+  if (snapshot === 'late') return admitted('not-checked', [LATE_WARNING]);
+  return compiledOutcome(snapshot.set.namespaced.get(policy.metadata.namespace)?.[0]);
+}
+
+/** An ImagePolicyException: refused without a reason, expired, or living longer than allowed. */
+function checkException(
+  request: AdmissionRequest,
+  view: PolicyObjects,
+  options: PolicyValidatorOptions,
+): ReviewOutcome {
+  const { refusal, warnings } = exceptionProblems(request, view, options.compile);
+  return refusal === undefined ? admitted('compiled', warnings) : refused(refusal);
+}
+
 /** The `/validate-policy` handler. */
 export function policyValidator(options: PolicyValidatorOptions): ReviewHandler {
   return async (_endpoint, request, context) => {
@@ -161,6 +206,10 @@ export function policyValidator(options: PolicyValidatorOptions): ReviewHandler 
       ]);
     if (request.kind.kind === 'ClusterImagePolicy') return checkPolicy(object, view, options, context);
     if (request.kind.kind === 'TrustRoot') return checkTrustRoot(object, view, options, context);
+    if (isNamespacedPolicyKind(request.kind, 'ImagePolicy'))
+      return checkImagePolicy(request, view, options, context);
+    if (isNamespacedPolicyKind(request.kind, 'ImagePolicyException'))
+      return checkException(request, view, options);
     return admitted('not-checked');
   };
 }
