@@ -21,6 +21,7 @@ describe('signet serve flags', () => {
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
+      exceptionMaxLifetimeMs: 30 * 24 * 3_600_000,
       maxRequestBytes: 4 * 1024 * 1024,
       shutdownDrainMs: 5000,
       shutdownGraceMs: 10_000,
@@ -75,6 +76,18 @@ describe('signet serve flags', () => {
     [{ ...files, 'log-level': 'loud' }, '--log-level must be one of'],
     [{ ...files, 'kms-refresh': '1s' }, '--kms-refresh must be a duration between 10s and 24h, got "1s"'],
     [{ ...files, 'tuf-refresh': '48h' }, '--tuf-refresh must be a duration between 60s and 24h'],
+    [
+      { ...files, 'exception-max-lifetime': '30d' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
+    [
+      { ...files, 'exception-max-lifetime': '59m' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
+    [
+      { ...files, 'exception-max-lifetime': '8761h' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
     [{ ...files, 'tuf-mirror': 'tuf.example' }, '--tuf-mirror must be an http(s) URL'],
     [{ ...files, 'tuf-root': 'root.json' }, '--tuf-root and --tuf-cache-dir need --tuf-mirror'],
     [
