@@ -13,6 +13,8 @@ export const DEFAULT_MAX_EXCEPTION_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 export interface CompiledException {
   /** `namespace/name`. */
   readonly name: string;
+  /** The object it was compiled from. */
+  readonly exception: ImagePolicyException;
   readonly namespace: string;
   readonly reason: string;
   /** The expiry as written (RFC 3339), for messages. */
@@ -75,6 +77,7 @@ export function compileException(exception: ImagePolicyException): CompiledExcep
   );
   return {
     name,
+    exception,
     namespace,
     reason: exception.spec.reason,
     expires: exception.spec.expires,

@@ -95,7 +95,14 @@ async function checkPolicy(
     if (error instanceof FieldError || error instanceof InvalidPolicyError) return refused(messageOf(error));
     throw error;
   }
-  const candidate: PolicyObjects = { ...view, policies: [policy], unreadable: [], problems: [] };
+  const candidate: PolicyObjects = {
+    ...view,
+    policies: [policy],
+    imagePolicies: [],
+    exceptions: [],
+    unreadable: [],
+    problems: [],
+  };
   const compiled = compileSnapshot(candidate, { ...options.compile, loadAllTrustRoots: false }).then(
     (r) => r.snapshot,
   );
@@ -140,6 +147,8 @@ async function checkTrustRoot(
   const candidate: PolicyObjects = {
     ...view,
     policies: [],
+    imagePolicies: [],
+    exceptions: [],
     unreadable: [],
     trustRoots: [root],
     problems: [],

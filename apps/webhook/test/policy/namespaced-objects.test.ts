@@ -220,3 +220,72 @@ describe('metrics of namespaced policies', () => {
     expect(metrics.exceptionLabel.value('another')).toBe('_other');
   });
 });
+
+describe('the background audit', () => {
+  it('scans again when an ImagePolicy or an exception changes, as when a ClusterImagePolicy does', async () => {
+    const { fingerprintOf } = await import('../../src/audit/background-scanner.js');
+    const exception = (expires: string) => `apiVersion: policy.signet.dev/v1alpha1
+kind: ImagePolicyException
+metadata: { name: hotfix, namespace: team-a }
+spec:
+  images: [{ glob: "**" }]
+  policies: [{ kind: ClusterImagePolicy, name: release }]
+  reason: INC-1
+  expires: "${expires}"
+`;
+    const fingerprint = async (...documents: string[]) => {
+      const { snapshot } = await compileSnapshot(parsePolicyYaml(documents.join('---\n'), 'default'), {
+        namespace: 'signet-system',
+      });
+      if (snapshot === undefined) throw new Error('no snapshot');
+      return fingerprintOf(snapshot);
+    };
+    const team = (glob: string) =>
+      teamPolicy('ci', `  images: [{ glob: "${glob}" }]\n  authorities: [${KEY}]`);
+    const base = await fingerprint(CLUSTER, team('a/**'), exception('2030-01-01T00:00:00Z'));
+    expect(await fingerprint(CLUSTER, team('a/**'), exception('2030-01-01T00:00:00Z'))).toBe(base);
+    expect(await fingerprint(CLUSTER, team('b/**'), exception('2030-01-01T00:00:00Z'))).not.toBe(base);
+    expect(await fingerprint(CLUSTER, team('a/**'), exception('2031-01-01T00:00:00Z'))).not.toBe(base);
+    expect(await fingerprint(CLUSTER, team('a/**'))).not.toBe(base);
+  });
+});
+
+describe('installing namespaced policies', () => {
+  it('counts ImagePolicies with the ClusterImagePolicies, and logs them and the exceptions', async () => {
+    const { createLogger } = await import('../../src/logger.js');
+    const { policyApplier } = await import('../../src/policy/policy-applier.js');
+    const { PolicyStore } = await import('../../src/policy/policy-store.js');
+    const { LogCapture } = await import('../helpers.js');
+    const logs = new LogCapture();
+    const metrics = new SignetMetrics({ defaultMetrics: false });
+    const apply = policyApplier({
+      store: new PolicyStore(),
+      compile: { namespace: 'signet-system' },
+      logger: createLogger({ destination: logs }),
+      metrics,
+    });
+    await apply(
+      parsePolicyYaml(
+        [
+          CLUSTER,
+          teamPolicy('ci', `  images: [{ glob: "**" }]\n  authorities: [${KEY}]`),
+          teamPolicy('loose', '  mode: warn\n  images: [{ glob: "**" }]', 'team-b'),
+          `apiVersion: policy.signet.dev/v1alpha1
+kind: ImagePolicyException
+metadata: { name: hotfix, namespace: team-a }
+spec: { images: [{ glob: "**" }], policies: [{ kind: ImagePolicy, name: ci }], reason: INC-1, expires: "2030-01-01T00:00:00Z" }
+`,
+        ].join('---\n'),
+        'default',
+      ),
+    );
+    const gauge = await metrics.registry.getSingleMetricAsString('signet_policies');
+    expect(gauge).toContain('signet_policies{state="active"} 2');
+    expect(gauge).toContain('signet_policies{state="invalid"} 1');
+    expect(logs.lines.find((l) => l.msg === 'policies loaded')).toMatchObject({
+      policies: ['release', 'team-a/ci', 'team-b/loose'],
+      broken: ['team-b/loose'],
+      exceptions: ['team-a/hotfix'],
+    });
+  });
+});
