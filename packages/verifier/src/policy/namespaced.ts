@@ -14,12 +14,16 @@ export function compileImagePolicyAuthorities(
   context: CompileContext = {},
 ): Promise<CompiledAuthorities> {
   const { namespace } = policy.metadata;
+  const confined =
+    <T>(lookup: ((ns: string, name: string) => T | undefined) | undefined) =>
+    (ns: string, name: string): T | undefined =>
+      ns === namespace ? lookup?.(ns, name) : undefined;
   const inNamespace: CompileContext = {
     ...(context.trustRoots ? { trustRoots: context.trustRoots } : {}),
     ...(context.engines ? { engines: context.engines } : {}),
     systemNamespace: namespace,
-    lookupSecret: (ns, name) => (ns === namespace ? context.lookupSecret?.(ns, name) : undefined),
-    lookupConfigMap: (ns, name) => (ns === namespace ? context.lookupConfigMap?.(ns, name) : undefined),
+    lookupSecret: confined(context.lookupSecret),
+    lookupConfigMap: confined(context.lookupConfigMap),
   };
   const asCluster: ClusterImagePolicy = {
     apiVersion: 'policy.sigstore.dev/v1beta1',

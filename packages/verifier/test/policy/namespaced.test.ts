@@ -134,6 +134,25 @@ describe('compileImagePolicyAuthorities', () => {
     expect(context.fetched).toEqual([]);
   });
 
+  it('hands CUE and Rego to the engines it is given (a recording host: the real engines are tested in upstream-policies-compile)', async () => {
+    const compiled: string[] = [];
+    const engines = {
+      compile: async (language: string, source: string) => {
+        compiled.push(`${language}: ${source}`);
+        return { evaluate: async () => ({ passed: true as const }) };
+      },
+    };
+    const result = await compileImagePolicyAuthorities(
+      teamPolicy({
+        authorities: [{ key: { data: KEY_PEM } }],
+        policy: { type: 'rego', data: 'package signet' },
+      }),
+      { ...everything(), engines },
+    );
+    expect(compiled).toEqual(['rego: package signet']);
+    expect(result.specPolicy).toBeDefined();
+  });
+
   it('compiles with no context at all', async () => {
     const compiled = await compileImagePolicyAuthorities(
       teamPolicy({ authorities: [{ key: { data: KEY_PEM } }] }),
