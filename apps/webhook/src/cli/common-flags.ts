@@ -19,8 +19,7 @@ export const EXCEPTION_MAX_LIFETIME_FLAG: FlagSpec = {
   type: 'string',
   value: 'DURATION',
   default: '720h',
-  description:
-    'the longest an ImagePolicyException may live, creation to expiry (1h to 8760h); a longer-lived one applies to nothing',
+  description: 'longest an ImagePolicyException may live (1h to 8760h); a longer one applies to nothing',
 };
 
 const HOUR_MS = 3_600_000;

@@ -54,9 +54,7 @@ export const VERIFY_COMMAND: CommandSpec = {
   synopsis: '(IMAGE | -f PATH...) --policy-file FILE... [flags]',
   positionals: true,
   flags: [
-    policyFileFlag(
-      'ClusterImagePolicies, TrustRoots, ImagePolicies, ImagePolicyExceptions, the config ConfigMap, Secrets and ConfigMaps (YAML)',
-    ),
+    policyFileFlag('ClusterImagePolicies, TrustRoots, ImagePolicies, exceptions, config, Secrets (YAML)'),
     filenameFlag('check every Pod, Deployment, ... as a CREATE'),
     outputFlag(OUTPUTS),
     namespaceFlag('namespace of objects that name none (and of IMAGE)', { default: 'default' }),
