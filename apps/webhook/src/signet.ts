@@ -235,6 +235,7 @@ export async function startSignet(
   const inputs = await createRefreshedInputs(config, logger, metrics);
   const compile = {
     namespace: config.namespace,
+    maxExceptionLifetimeMs: config.exceptionMaxLifetimeMs,
     cel,
     fetchRemotePolicy: remotePolicies(config.registries, { retryAfterMs: RETRY_BROKEN_MS / 2 }),
     kmsKeys: inputs.kmsKeys,

@@ -6,14 +6,18 @@ import * as core from '../src/index.js';
 test('the public runtime exports are exactly these', () => {
   expect(Object.keys(core).sort()).toEqual([
     'CoreError',
+    'DEFAULT_MAX_EXCEPTION_LIFETIME_MS',
     'DOCKER_HUB',
     'InvalidPolicyError',
     'InvalidReferenceError',
+    'checkedVerdict',
+    'compileException',
     'compilePolicies',
     'compilePolicy',
     'decideAdmission',
     'describeCause',
     'digestPatch',
+    'exceptionState',
     'matchPolicies',
     'matchSubjectOf',
     'mutatingResponse',

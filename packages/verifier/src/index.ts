@@ -64,6 +64,7 @@ export {
   type KmsKeyStoreOptions,
   type KmsPublicKey,
 } from './policy/kms-keys.js';
+export { compileImagePolicyAuthorities } from './policy/namespaced.js';
 export type { ConfigMapLookup } from './policy/programs.js';
 export { RemotePolicyError, type RemotePolicyOptions, remotePolicyFetcher } from './policy/remote-policy.js';
 export type { ArtifactCounts, AuthorityCheck, CheckFailure, RejectedArtifact } from './policy/results.js';

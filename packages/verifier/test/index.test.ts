@@ -30,6 +30,7 @@ test('the public runtime exports are exactly these', () => {
     'UnreachableError',
     'VerificationCache',
     'compileAuthorities',
+    'compileImagePolicyAuthorities',
     'createCloudProviders',
     'createDispatcher',
     'credentialsFromDockerConfig',

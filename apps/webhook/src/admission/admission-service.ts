@@ -1,5 +1,6 @@
 import {
   type AdmissionDecision,
+  checkedVerdict,
   decideAdmission,
   type ImageCheck,
   type ImageVerdict,
@@ -38,6 +39,8 @@ export interface AdmissionServiceOptions {
   readonly maxQueuedVerifications?: number;
   /** Told why a tag could not be pinned (`signet verify` says it; the server logs it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
+  /** Milliseconds since the epoch: which ImagePolicyExceptions are valid (default `Date.now`). */
+  readonly now?: () => number;
 }
 
 const NOT_READY: ReviewOutcome = {
@@ -77,6 +80,7 @@ export class AdmissionService {
   readonly #plan: PlanOptions;
   readonly #limit: ConcurrencyLimit;
   readonly #onUnresolvedTag: ((image: string, error: unknown) => void) | undefined;
+  readonly #now: () => number;
   /** Decisions `quick` made and left to `review`, for as long as their request object lives. */
   readonly #decided = new WeakMap<AdmissionRequest, AdmissionDecision>();
 
@@ -90,6 +94,7 @@ export class AdmissionService {
     this.#credentials = options.credentials;
     this.#plan = { allowUnpinnedTags: options.allowUnpinnedTags === true };
     this.#onUnresolvedTag = options.onUnresolvedTag;
+    this.#now = options.now ?? Date.now;
     this.#limit = new ConcurrencyLimit(
       options.maxConcurrentVerifications ?? 128,
       options.maxQueuedVerifications ?? 1024,
@@ -147,8 +152,9 @@ export class AdmissionService {
     endpoint: Endpoint,
   ): Checks {
     // Pinning tags is the mutating endpoint's job; refusing unpinned ones is the validating one's.
+    // Exceptions are valid or not as of this review: an expired one stops applying at once.
     const plan = endpoint === 'mutate' ? { allowUnpinnedTags: true } : this.#plan;
-    return snapshot.checksFor(decision, matchSubjectOf(request), plan);
+    return snapshot.checksFor(decision, matchSubjectOf(request), { ...plan, now: this.#now() });
   }
 
   async #validate({ request, decision, checks, credentials, context }: Pending): Promise<ReviewOutcome> {
@@ -157,7 +163,39 @@ export class AdmissionService {
         check.kind === 'settled' ? check.verdict : this.#verify(check, request, credentials, context),
       ),
     );
-    return this.#conclude(decision, results);
+    const outcome = this.#conclude(decision, results);
+    this.#recordExemptions(request, outcome);
+    return outcome;
+  }
+
+  /** Each policy an exception took off an image: counted, and logged with the exception's reason. */
+  #recordExemptions(request: AdmissionRequest, outcome: ReviewOutcome): void {
+    const { exceptionUses, namespaceLabel, exceptionLabel } = this.#metrics;
+    for (const verdict of outcome.verdicts ?? []) {
+      for (const exemption of verdict.exemptions ?? []) {
+        const [namespace = '', name = ''] = exemption.exception.split('/');
+        exceptionUses.inc({
+          namespace: namespaceLabel.value(namespace),
+          exception: exceptionLabel.value(name),
+        });
+        this.#logger.info(
+          {
+            uid: request.uid,
+            namespace: request.namespace,
+            object: request.name,
+            dryRun: request.dryRun === true,
+            image: verdict.image,
+            path: verdict.path,
+            policy: exemption.policy,
+            exception: exemption.exception,
+            expires: exemption.expires,
+            reason: exemption.reason,
+            decision: outcome.decision,
+          },
+          'policy not applied: exempted by an ImagePolicyException',
+        );
+      }
+    }
   }
 
   /** The validating answer to a decision, given what its checks found. */
@@ -241,7 +279,8 @@ export class AdmissionService {
       .catch((error: unknown) => unverified(check, error));
     const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
     stop({ result: failure ?? 'pass' });
-    return result;
+    // The verifier judged the policies; the plan's notes (exceptions used) go with its verdict.
+    return { ...result, verdict: checkedVerdict(check, result.verdict.outcome) };
   }
 
   /** Pins planned image fields to the digests their tags point at now; the validating call verifies. */

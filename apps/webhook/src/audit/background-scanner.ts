@@ -42,10 +42,17 @@ export interface BackgroundScannerParts {
   readonly random?: () => number;
 }
 
-/** What makes the policies differ for verification: each policy's revision and the no-match policy. */
-function fingerprintOf(snapshot: PolicySnapshot): string {
-  const revisions = snapshot.set.policies.map((p) => p.verify.revision).sort();
-  return JSON.stringify([revisions, snapshot.config.noMatchPolicy]);
+/**
+ * What makes the policies differ for verification: each policy's revision (ImagePolicies too), the
+ * exceptions and the no-match policy.
+ */
+export function fingerprintOf(snapshot: PolicySnapshot): string {
+  const { set } = snapshot;
+  const revisions = [...set.policies, ...[...set.namespaced.values()].flat()]
+    .map((p) => p.verify.revision)
+    .sort();
+  const exceptions = [...set.exceptions.values()].flat().map((e) => [e.name, e.exception.spec]);
+  return JSON.stringify([revisions, exceptions, snapshot.config.noMatchPolicy]);
 }
 
 export class BackgroundScanner {

@@ -15,6 +15,8 @@ import {
   CLOUD_CREDENTIALS_FLAG,
   CONTEXT_FLAG,
   DOCKER_CONFIG_FLAG,
+  EXCEPTION_MAX_LIFETIME_FLAG,
+  exceptionMaxLifetimeMs,
   filenameFlag,
   INSECURE_REGISTRY_FLAG,
   KMS_ENDPOINT_FLAG,
@@ -84,6 +86,7 @@ export const AUDIT_COMMAND: CommandSpec = {
     CLOUD_CREDENTIALS_FLAG,
     KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
+    EXCEPTION_MAX_LIFETIME_FLAG,
     {
       name: 'concurrency',
       type: 'string',
@@ -121,6 +124,7 @@ interface AuditValues {
   readonly concurrency?: string;
   readonly timeout?: string;
   readonly quiet?: boolean;
+  readonly 'exception-max-lifetime'?: string;
 }
 
 interface AuditSettings {
@@ -130,6 +134,7 @@ interface AuditSettings {
   readonly signetNamespace: string;
   readonly manifests: readonly string[];
   readonly policyFiles: readonly string[];
+  readonly exceptionMaxLifetimeMs: number;
 }
 
 function settingsOf(values: AuditValues): AuditSettings {
@@ -153,6 +158,7 @@ function settingsOf(values: AuditValues): AuditSettings {
     signetNamespace: values['signet-namespace'] ?? 'signet-system',
     manifests,
     policyFiles,
+    exceptionMaxLifetimeMs: exceptionMaxLifetimeMs(values['exception-max-lifetime']),
   };
 }
 
@@ -190,6 +196,7 @@ async function auditWith(
   const note = (line: string) => err.write(`${line}\n`);
   const { snapshot, problems } = await compileSnapshot(policies, {
     namespace: settings.signetNamespace,
+    maxExceptionLifetimeMs: settings.exceptionMaxLifetimeMs,
     engines,
     fetchRemotePolicy: remotePolicies(settings.registries),
     // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.

@@ -2,6 +2,8 @@ import { AUDIT_SERVE_FLAGS, type AuditServeConfig, auditServeConfigFrom } from '
 import {
   CLOUD_CREDENTIALS_FLAG,
   CONTEXT_FLAG,
+  EXCEPTION_MAX_LIFETIME_FLAG,
+  exceptionMaxLifetimeMs,
   INSECURE_REGISTRY_FLAG,
   KMS_ENDPOINT_FLAG,
   kubeconfigFlag,
@@ -136,6 +138,7 @@ export const SERVE_COMMAND: CommandSpec = {
       default: '5m',
       description: 'how long a verification pass is reused (same policy revision and digest)',
     },
+    EXCEPTION_MAX_LIFETIME_FLAG,
     {
       name: 'no-resolve-digests',
       type: 'boolean',
@@ -246,6 +249,7 @@ interface ServeValues {
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'cache-ttl'?: string;
+  readonly 'exception-max-lifetime'?: string;
   readonly 'no-resolve-digests'?: boolean;
   readonly 'allow-unpinned-tags'?: boolean;
   readonly 'max-request-bytes'?: string;
@@ -304,6 +308,8 @@ export interface ServeConfig {
   readonly cacheTtlMs: number;
   readonly resolveDigests: boolean;
   readonly allowUnpinnedTags: boolean;
+  /** The longest an ImagePolicyException may live, creation to expiry. */
+  readonly exceptionMaxLifetimeMs: number;
   readonly maxRequestBytes: number;
   /** Policy objects `/validate-policy` compiles at a time, in capacity of its own. */
   readonly policyValidationConcurrency: number;
@@ -402,6 +408,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     cacheTtlMs: ttl,
     resolveDigests: !values['no-resolve-digests'],
     allowUnpinnedTags: values['allow-unpinned-tags'] === true,
+    exceptionMaxLifetimeMs: exceptionMaxLifetimeMs(values['exception-max-lifetime']),
     maxRequestBytes: bytes(values['max-request-bytes'], 4 * 1024 * 1024, 'max-request-bytes'),
     policyValidationConcurrency: count(
       values['policy-validation-concurrency'],

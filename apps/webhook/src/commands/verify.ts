@@ -2,8 +2,8 @@
 // mutating endpoint pins tags, the patch is applied as the API server would, then the validating
 // endpoint decides. Nothing is sent to a cluster.
 import type { Writable } from 'node:stream';
-import { describeCause } from '@signet/core';
-import type { AdmissionRequest, KubeObject } from '@signet/k8s-types';
+import { compileException, describeCause, exceptionState } from '@signet/core';
+import type { AdmissionRequest, ImagePolicyException, KubeObject } from '@signet/k8s-types';
 import type { AuthorityCheck, ImageVerification, PolicyCheck } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
@@ -13,6 +13,8 @@ import { readManifests, readStdin } from '../audit/manifests.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   DOCKER_CONFIG_FLAG,
+  EXCEPTION_MAX_LIFETIME_FLAG,
+  exceptionMaxLifetimeMs,
   filenameFlag,
   INSECURE_REGISTRY_FLAG,
   KMS_ENDPOINT_FLAG,
@@ -47,7 +49,7 @@ export const VERIFY_COMMAND: CommandSpec = {
   synopsis: '(IMAGE | -f PATH...) --policy-file FILE... [flags]',
   positionals: true,
   flags: [
-    policyFileFlag('ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets (YAML)'),
+    policyFileFlag('ClusterImagePolicies, TrustRoots, ImagePolicies, exceptions, config, Secrets (YAML)'),
     filenameFlag('check every Pod, Deployment, ... as a CREATE'),
     outputFlag(OUTPUTS),
     namespaceFlag('namespace of objects that name none (and of IMAGE)', { default: 'default' }),
@@ -57,6 +59,7 @@ export const VERIFY_COMMAND: CommandSpec = {
     CLOUD_CREDENTIALS_FLAG,
     KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
+    EXCEPTION_MAX_LIFETIME_FLAG,
     {
       name: 'timeout',
       type: 'string',
@@ -79,6 +82,7 @@ interface VerifyValues {
   readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;
   readonly timeout?: string;
+  readonly 'exception-max-lifetime'?: string;
 }
 
 /** What `signet verify` concluded about one object. */
@@ -203,14 +207,17 @@ async function loadAdmission(
   requireUsablePolicyFiles(loaded);
   // The engines' worker threads do not keep the process alive once the command is done; KMS keys
   // are fetched once, with the SDKs' default credentials, as `signet serve` does.
+  const maxExceptionLifetimeMs = exceptionMaxLifetimeMs(values['exception-max-lifetime']);
   const { snapshot, problems } = await compileSnapshot(loaded, {
     namespace,
+    maxExceptionLifetimeMs,
     engines: new WebhookPolicyEngines(createLogger({ level: 'silent' })),
     fetchRemotePolicy: remotePolicies(registries),
     kmsKeys: kmsKeyStore(registries),
     remoteRoots: remoteTrustRoots(registries),
   });
   for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
+  for (const line of idleExceptions(loaded.exceptions, maxExceptionLifetimeMs)) note(`warning: ${line}`);
   if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
   const keychain = dockerCredentials(values['docker-config']);
   const admission = assembleAdmission({
@@ -225,6 +232,21 @@ async function loadAdmission(
   });
   admission.store.install(admission.store.begin(), snapshot);
   return admission;
+}
+
+/** The exceptions of the files that apply to nothing now: expired, or meant to live too long. */
+function idleExceptions(exceptions: readonly ImagePolicyException[], maxLifetimeMs: number): string[] {
+  const now = Date.now();
+  return exceptions.flatMap((exception) => {
+    const state = exceptionState(compileException(exception), now, maxLifetimeMs);
+    const label = `ImagePolicyException/${exception.metadata.namespace}/${exception.metadata.name}`;
+    if (state === 'expired') return [`${label}: expired at ${exception.spec.expires}; it applies to nothing`];
+    if (state === 'too-long')
+      return [
+        `${label}: expires ${exception.spec.expires}, later than --exception-max-lifetime allows; it applies to nothing`,
+      ];
+    return [];
+  });
 }
 
 /** Mutate, apply the patch, validate: what the API server does with a CREATE. */

@@ -96,12 +96,14 @@ function report(problem: PolicyProblem, logger: Logger, events: PolicyProblemRep
 }
 
 function installed(snapshot: PolicySnapshot, logger: Logger, metrics: SignetMetrics): void {
-  const { policies } = snapshot.set;
+  // ClusterImagePolicies, then each namespace's ImagePolicies (`namespace/name`).
+  const policies = [...snapshot.set.policies, ...[...snapshot.set.namespaced.values()].flat()];
   metrics.policies.set({ state: 'active' }, policies.length - snapshot.broken.size);
   metrics.policies.set({ state: 'invalid' }, snapshot.broken.size);
   logger.info(
     {
       policies: policies.map((p) => p.name),
+      exceptions: [...snapshot.set.exceptions.values()].flat().map((e) => e.name),
       broken: [...snapshot.broken.keys()],
       noMatchPolicy: snapshot.config.noMatchPolicy,
     },

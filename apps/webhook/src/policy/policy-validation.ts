@@ -29,8 +29,14 @@ import {
   parseTrustRoot,
 } from '@signet/k8s-types';
 import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/admission-app.js';
+import { exceptionProblems, isNamespacedPolicyKind, readImagePolicy } from './namespaced-validation.js';
 import type { PolicyObjects } from './policy-objects.js';
-import { type CompileOptions, compileSnapshot, type PolicySnapshot } from './policy-store.js';
+import {
+  type CompileOptions,
+  compileSnapshot,
+  type PolicySnapshot,
+  type SnapshotPolicy,
+} from './policy-store.js';
 import type { ValidationCapacity } from './validation-capacity.js';
 
 export interface PolicyValidatorOptions {
@@ -142,10 +148,21 @@ async function checkPolicy(
     if (error instanceof FieldError || error instanceof InvalidPolicyError) return refused(messageOf(error));
     throw error;
   }
-  const candidate: PolicyObjects = { ...view, policies: [policy], unreadable: [], problems: [] };
+  const candidate: PolicyObjects = {
+    ...view,
+    policies: [policy],
+    imagePolicies: [],
+    exceptions: [],
+    unreadable: [],
+    problems: [],
+  };
   const snapshot = await compileChecked(candidate, options, context, false);
   if (isOutcome(snapshot)) return snapshot;
-  const record = snapshot.set.policies[0];
+  return compiledOutcome(snapshot.set.policies[0]);
+}
+
+/** The answer for a policy compiled as the running snapshot would: refused only if it cannot be enforced. */
+function compiledOutcome(record: SnapshotPolicy | undefined): ReviewOutcome {
   if (record === undefined) return admitted('compiled');
   if (record.broken !== undefined) {
     // Offline, nothing is fetched: what may pass is an engine that failed (out of time or memory).
@@ -179,6 +196,8 @@ async function checkTrustRoot(
   const candidate: PolicyObjects = {
     ...view,
     policies: [],
+    imagePolicies: [],
+    exceptions: [],
     unreadable: [],
     trustRoots: [root],
     problems: [],
@@ -190,6 +209,38 @@ async function checkTrustRoot(
   if (problem.passing)
     return admitted('compiled', [`${problem.message} (Signet tries again when policies change)`]);
   return refused(problem.message);
+}
+
+/** An ImagePolicy: refused when it would loosen the cluster (see `looseningsOf`) or cannot compile. */
+async function checkImagePolicy(
+  request: AdmissionRequest,
+  view: PolicyObjects,
+  options: PolicyValidatorOptions,
+  context: ReviewContext,
+): Promise<ReviewOutcome> {
+  const policy = readImagePolicy(request, view);
+  if (typeof policy === 'string') return refused(policy);
+  const candidate: PolicyObjects = {
+    ...view,
+    policies: [],
+    imagePolicies: [policy],
+    exceptions: [],
+    unreadable: [],
+    problems: [],
+  };
+  const snapshot = await compileChecked(candidate, options, context, false);
+  if (isOutcome(snapshot)) return snapshot;
+  return compiledOutcome(snapshot.set.namespaced.get(policy.metadata.namespace)?.[0]);
+}
+
+/** An ImagePolicyException: refused without a reason, expired, or living longer than allowed. */
+function checkException(
+  request: AdmissionRequest,
+  view: PolicyObjects,
+  options: PolicyValidatorOptions,
+): ReviewOutcome {
+  const { refusal, warnings } = exceptionProblems(request, view, options.compile);
+  return refusal === undefined ? admitted('compiled', warnings) : refused(refusal);
 }
 
 /** The `/validate-policy` handler. */
@@ -204,6 +255,10 @@ export function policyValidator(options: PolicyValidatorOptions): ReviewHandler 
     if (view === undefined) return NOT_LOADED;
     if (request.kind.kind === 'ClusterImagePolicy') return checkPolicy(object, view, options, context);
     if (request.kind.kind === 'TrustRoot') return checkTrustRoot(object, view, options, context);
+    if (isNamespacedPolicyKind(request.kind, 'ImagePolicy'))
+      return checkImagePolicy(request, view, options, context);
+    if (isNamespacedPolicyKind(request.kind, 'ImagePolicyException'))
+      return checkException(request, view, options);
     return admitted('not-checked');
   };
 }

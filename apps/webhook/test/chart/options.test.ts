@@ -365,14 +365,14 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
   });
 
   it('CRDs: the files, as templates that helm upgrade upgrades, kept on uninstall; none with installCRDs=false', async () => {
-    const crds = (await renderChart(major)).filter(
-      (o) => o.kind === 'CustomResourceDefinition' && o.metadata.name.endsWith('.policy.sigstore.dev'),
-    );
+    const ours = (o: K8sObject) =>
+      o.kind === 'CustomResourceDefinition' && /\.policy\.(sigstore|signet)\.dev$/.test(o.metadata.name);
+    const crds = (await renderChart(major)).filter(ours);
     const files = readdirSync(`${CHART_DIR}/files/crds`).map((f) => parse(readFileSync(`${CHART_DIR}/files/crds/${f}`, 'utf8')));
     expect(crds).toEqual(files);
     for (const crd of crds) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     const without = await renderChart(major, { installCRDs: false });
-    expect(without.some((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name.endsWith('.policy.sigstore.dev'))).toBe(false);
+    expect(without.some(ours)).toBe(false);
   });
 });
 

@@ -31,6 +31,7 @@ describe('signet serve flags', () => {
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
+      exceptionMaxLifetimeMs: 30 * 24 * 3_600_000,
       maxRequestBytes: 4 * 1024 * 1024,
       policyValidationConcurrency: 2,
       shutdownDrainMs: 5000,
@@ -116,6 +117,18 @@ describe('signet serve flags', () => {
       '--policy-validation-concurrency must be a whole number from 1 to 16, got "0"',
     ],
     [{ ...files, 'tuf-refresh': '48h' }, '--tuf-refresh must be a duration between 60s and 24h'],
+    [
+      { ...files, 'exception-max-lifetime': '30d' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
+    [
+      { ...files, 'exception-max-lifetime': '59m' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
+    [
+      { ...files, 'exception-max-lifetime': '8761h' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
     [{ ...files, 'tuf-mirror': 'tuf.example' }, '--tuf-mirror must be an http(s) URL'],
     [{ ...files, 'tuf-root': 'root.json' }, '--tuf-root and --tuf-cache-dir need --tuf-mirror'],
     [

@@ -73,6 +73,8 @@ describe('ECR credentials through IRSA, against moto and a real registry', () =>
     );
     for (const name of Object.keys(process.env)) if (name.startsWith('AWS_')) delete process.env[name];
     Object.assign(process.env, {
+      // The testbed's tool cache stays where it is (it is found under HOME), for the proxy test.
+      SIGNET_CACHE_DIR: testbed.cacheRoot(),
       HOME: runDir,
       AWS_ROLE_ARN: `arn:aws:iam::${ACCOUNT}:role/signet`,
       AWS_WEB_IDENTITY_TOKEN_FILE: tokenFile,
