@@ -8,8 +8,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseReference } from '@signet/core';
 import { afterAll, beforeAll, test } from 'vitest';
-import { ensureTestTools, loadTestbed, type Testbed } from '../test/registry/helpers/testbed.js';
 import { clusterImagePolicy } from '../test/support/policies.js';
+import { ensureTestTools, loadTestbed, type Testbed } from '../test/support/registry-helpers.js';
 
 // Times the built package, which is what production runs (turbo's bench task builds it first).
 // The specifier is a variable so that typechecking does not need a build.

@@ -4,6 +4,14 @@
 // core turns into the AdmissionResponse.
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
+import type { CredentialSource, RegistryCall } from '@signet/registry';
+import {
+  type DiscoveryLimits,
+  discoverArtifacts,
+  fetchConfigFiles,
+  RegistryClient,
+  RegistryError,
+} from '@signet/registry';
 import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from './artifacts.js';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
 import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
@@ -14,12 +22,6 @@ import {
   type OtherFormat,
 } from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
-import { RegistryClient } from './registry/client.js';
-import { fetchConfigFiles } from './registry/config-files.js';
-import type { RegistryCall } from './registry/deadline.js';
-import { type DiscoveryLimits, discoverArtifacts } from './registry/discovery.js';
-import { RegistryError } from './registry/errors.js';
-import type { CredentialSource } from './registry/keychain.js';
 import { SignatureCheckError } from './sigstore/errors.js';
 import { TagCache } from './tag-cache.js';
 

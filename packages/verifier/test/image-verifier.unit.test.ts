@@ -2,16 +2,14 @@
 // spec-level policies that read the admitted object (never cached), cancellation and
 // non-registry errors. The registry is an in-memory one behind a loopback HTTP server.
 import { parseReference } from '@signet/core';
+import type { RegistryError } from '@signet/registry';
+import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { dispatchFetch } from '../src/net/request.js';
 import { compileAuthorities } from '../src/policy/compile.js';
-import { RegistryClient } from '../src/registry/client.js';
-import type { RegistryError } from '../src/registry/errors.js';
-import { MemoryRegistry } from './registry/helpers/memory-registry.js';
-import { startServer, type TestServer } from './registry/helpers/server.js';
 import { clusterImagePolicy } from './support/policies.js';
+import { MemoryRegistry, startServer, type TestServer } from './support/registry-helpers.js';
 
 let server: TestServer;
 const memory = new MemoryRegistry();

@@ -1,0 +1,526 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DiscoveryRequest, RepositoryRef } from '../src/artifacts.js';
+import { RegistryClient } from '../src/client.js';
+import { discoverArtifacts } from '../src/discovery.js';
+import { RegistryError } from '../src/errors.js';
+import { dispatchFetch } from '../src/net/request.js';
+import {
+  DOCKER_MANIFEST,
+  MemoryRegistry,
+  OCI_EMPTY,
+  OCI_INDEX,
+  OCI_MANIFEST,
+  type PushedDescriptor,
+  sha256,
+} from './helpers/memory-registry.js';
+import { callWithin, startServer, type TestServer } from './helpers/server.js';
+
+const SIMPLESIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
+const DSSE = 'application/vnd.dsse.envelope.v1+json';
+const BUNDLE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
+
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function setup() {
+  const memory = new MemoryRegistry();
+  const server = await startServer(memory.handler);
+  servers.push(server);
+  const client = new RegistryClient({
+    insecureHosts: [server.host],
+    retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+  });
+  const repo: RepositoryRef = { registry: server.host, repository: 'team/app' };
+  const image = memory.pushImage('team/app', 'v1');
+  const request = (overrides: Partial<DiscoveryRequest> = {}): DiscoveryRequest => ({
+    image: { ...repo, digest: image.digest },
+    legacySignatures: true,
+    legacyAttestations: true,
+    bundles: true,
+    ...overrides,
+  });
+  return { memory, server, client, repo, image, request };
+}
+
+const tagOf = (digest: string, suffix: string) => `${digest.replace(':', '-')}${suffix}`;
+
+function pushLegacy(
+  memory: MemoryRegistry,
+  repo: string,
+  tag: string,
+  layers: PushedDescriptor[],
+  mediaType = OCI_MANIFEST,
+): PushedDescriptor {
+  const config = memory.pushBlob(repo, '{"config":{}}', 'application/vnd.oci.image.config.v1+json');
+  return memory.pushManifest(repo, { schemaVersion: 2, mediaType, config, layers }, { tag });
+}
+
+function signatureLayer(memory: MemoryRegistry, repo: string, digest: string, n = 0): PushedDescriptor {
+  const payload = JSON.stringify({
+    critical: {
+      identity: { 'docker-reference': repo },
+      image: { 'docker-manifest-digest': digest },
+      type: 'cosign container image signature',
+    },
+    optional: { n },
+  });
+  return {
+    ...memory.pushBlob(repo, payload, SIMPLESIGNING),
+    annotations: { 'dev.cosignproject.cosign/signature': `c2lnbmF0dXJl${n}` },
+  };
+}
+
+function pushBundleReferrer(
+  memory: MemoryRegistry,
+  repo: string,
+  subject: PushedDescriptor,
+  options: { layers?: PushedDescriptor[]; predicateType?: string; artifactType?: string | null } = {},
+): PushedDescriptor {
+  const layers = options.layers ?? [memory.pushBlob(repo, `{"bundle":${Math.random()}}`, BUNDLE)];
+  return memory.pushManifest(repo, {
+    schemaVersion: 2,
+    mediaType: OCI_MANIFEST,
+    ...(options.artifactType === null ? {} : { artifactType: options.artifactType ?? BUNDLE }),
+    config: { mediaType: OCI_EMPTY, digest: sha256('{}'), size: 2 },
+    layers,
+    subject: { mediaType: OCI_MANIFEST, digest: subject.digest, size: subject.size },
+    ...(options.predicateType
+      ? { annotations: { 'dev.sigstore.bundle.predicateType': options.predicateType } }
+      : {}),
+  });
+}
+
+describe('discoverArtifacts', () => {
+  it('finds legacy signatures, legacy attestations and bundle referrers', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    const signature = signatureLayer(memory, 'team/app', image.digest);
+    const unrelated = memory.pushBlob('team/app', 'other', 'application/octet-stream');
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [signature, unrelated]);
+    const envelope = {
+      ...memory.pushBlob('team/app', '{"payloadType":"application/vnd.in-toto+json"}', DSSE),
+      annotations: { predicateType: 'https://slsa.dev/provenance/v1' },
+    };
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.att'), [envelope]);
+    const referrer = pushBundleReferrer(memory, 'team/app', image, {
+      predicateType: 'https://sigstore.dev/cosign/sign/v1',
+    });
+    pushBundleReferrer(memory, 'team/app', image, { artifactType: 'application/spdx+json' });
+
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+
+    expect(found.truncated).toEqual([]);
+    expect(found.skipped).toEqual([]);
+    expect(found.artifacts.map((artifact) => artifact.format)).toEqual([
+      'legacy-signature',
+      'legacy-attestation',
+      'bundle',
+    ]);
+    const [sig, att, bundle] = found.artifacts;
+    expect(sig).toEqual({
+      format: 'legacy-signature',
+      source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')} layer 0`,
+      payload: expect.any(Uint8Array),
+      annotations: { 'dev.cosignproject.cosign/signature': 'c2lnbmF0dXJl0' },
+    });
+    expect(sig?.format === 'legacy-signature' && sha256(sig.payload)).toBe(signature.digest);
+    expect(att?.format === 'legacy-attestation' && Buffer.from(att.envelope).toString()).toContain('in-toto');
+    expect(att?.format === 'legacy-attestation' && att.annotations).toEqual({
+      predicateType: 'https://slsa.dev/provenance/v1',
+    });
+    expect(bundle).toMatchObject({
+      format: 'bundle',
+      source: `${repo.registry}/team/app@${referrer.digest}`,
+      artifactType: BUNDLE,
+      predicateType: 'https://sigstore.dev/cosign/sign/v1',
+    });
+  });
+
+  it('treats missing tags and no referrers as nothing found', async () => {
+    const { client, request } = await setup();
+    expect(await discoverArtifacts(client, request(), callWithin(5_000))).toEqual({
+      artifacts: [],
+      truncated: [],
+      skipped: [],
+    });
+  });
+
+  it('asks only for what the request wants', async () => {
+    const { server, client, request } = await setup();
+    const before = server.requests.length;
+    await discoverArtifacts(
+      client,
+      request({ legacyAttestations: false, bundles: false }),
+      callWithin(5_000),
+    );
+    const urls = server.requests.slice(before).map((seen) => seen.url);
+    expect(urls).toHaveLength(1);
+    expect(urls[0]).toMatch(/\.sig$/);
+    const onlyBundles = server.requests.length;
+    await discoverArtifacts(
+      client,
+      request({ legacySignatures: false, legacyAttestations: false }),
+      callWithin(5_000),
+    );
+    expect(server.requests.slice(onlyBundles).map((seen) => seen.url.split('/')[4])).toEqual(['referrers']);
+  });
+
+  it('looks in the signature repository, with the tag prefix', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    const signature = signatureLayer(memory, 'sigs/store', image.digest);
+    pushLegacy(memory, 'sigs/store', `team-${tagOf(image.digest, '.sig')}`, [signature]);
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [
+      signatureLayer(memory, 'team/app', image.digest),
+    ]);
+    pushBundleReferrer(memory, 'sigs/store', image);
+    const found = await discoverArtifacts(
+      client,
+      request({
+        signatureRepository: { ...repo, repository: 'sigs/store' },
+        tagPrefix: 'team-',
+        legacyAttestations: false,
+      }),
+      callWithin(5_000),
+    );
+    expect(found.artifacts.map((artifact) => artifact.source.split(' ')[0]?.split('@')[0])).toEqual([
+      `${repo.registry}/sigs/store:team-${tagOf(image.digest, '.sig')}`,
+      `${repo.registry}/sigs/store`,
+    ]);
+  });
+
+  it('accepts a Docker schema 2 .sig manifest', async () => {
+    const { memory, client, image, request } = await setup();
+    pushLegacy(
+      memory,
+      'team/app',
+      tagOf(image.digest, '.sig'),
+      [signatureLayer(memory, 'team/app', image.digest)],
+      DOCKER_MANIFEST,
+    );
+    const found = await discoverArtifacts(client, request({ bundles: false }), callWithin(5_000));
+    expect(found.artifacts).toHaveLength(1);
+  });
+
+  it('reads at most maxLayers layers and reports the truncation', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    const layers = Array.from({ length: 40 }, (_, n) => signatureLayer(memory, 'team/app', image.digest, n));
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
+    const found = await discoverArtifacts(client, request(), callWithin(10_000), { maxLayers: 32 });
+    expect(found.artifacts).toHaveLength(32);
+    expect(found.truncated).toEqual([
+      {
+        source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')}`,
+        kind: 'signature-layers',
+        by: 'count',
+        limit: 32,
+        found: 40,
+      },
+    ]);
+  });
+
+  it('reads at most maxTotalBytes of layers and bundles, and reports where it stopped', async () => {
+    const { memory, client, image, request } = await setup();
+    const layers = Array.from({ length: 6 }, (_, n) => signatureLayer(memory, 'team/app', image.digest, n));
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
+    const perLayer = layers[0]?.size ?? 0;
+    for (let n = 0; n < 3; n++) {
+      const bundle = memory.pushBlob('team/app', `{"n":${n},"pad":"${'x'.repeat(perLayer * 2)}"}`, BUNDLE);
+      pushBundleReferrer(memory, 'team/app', image, { layers: [bundle] });
+    }
+    const found = await discoverArtifacts(client, request(), callWithin(10_000), {
+      maxTotalBytes: perLayer * 4,
+      concurrency: 1,
+    });
+    expect(found.artifacts.filter((artifact) => artifact.format === 'legacy-signature')).toHaveLength(4);
+    expect(found.artifacts.filter((artifact) => artifact.format === 'bundle')).toHaveLength(1);
+    expect(found.truncated).toMatchObject([
+      { kind: 'signature-layers', by: 'bytes', limit: perLayer * 4, found: 6 },
+      { kind: 'bundle-referrers', by: 'bytes', found: 3 },
+    ]);
+  });
+
+  it('reads at most maxReferrers bundles and reports the truncation', async () => {
+    const { memory, client, image, request } = await setup();
+    for (let n = 0; n < 3; n++) pushBundleReferrer(memory, 'team/app', image);
+    const found = await discoverArtifacts(client, request(), callWithin(5_000), { maxReferrers: 2 });
+    expect(found.artifacts).toHaveLength(2);
+    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', by: 'count', limit: 2, found: 3 }]);
+  });
+
+  it('reports a referrers list the client cut short', async () => {
+    const { memory, server, image, request } = await setup();
+    pushBundleReferrer(memory, 'team/app', image);
+    pushBundleReferrer(memory, 'team/app', image);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      limits: { referrersMaxDescriptors: 1 },
+    });
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    expect(found.artifacts).toHaveLength(1);
+    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', found: undefined }]);
+  });
+
+  it('skips unusable referrers and says why', async () => {
+    const { memory, client, repo, image, request } = await setup();
+    memory.referrersApi = false;
+    const good = pushBundleReferrer(memory, 'team/app', image);
+    const noLayers = pushBundleReferrer(memory, 'team/app', image, { layers: [] });
+    const twoLayers = pushBundleReferrer(memory, 'team/app', image, {
+      layers: [memory.pushBlob('team/app', 'a', BUNDLE), memory.pushBlob('team/app', 'b', BUNDLE)],
+    });
+    const otherSubject = pushBundleReferrer(memory, 'team/app', { ...image, digest: sha256('other image') });
+    const sbom = pushBundleReferrer(memory, 'team/app', image, { artifactType: 'application/spdx+json' });
+    const index = memory.pushManifest('team/app', { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [] });
+    const missing = { mediaType: OCI_MANIFEST, digest: sha256('gone'), size: 1 };
+    const listed = [good, noLayers, twoLayers, otherSubject, sbom, index, missing, good].map(
+      (descriptor) => ({
+        ...descriptor,
+        artifactType: BUNDLE,
+      }),
+    );
+    listed.push({ ...good, artifactType: 'application/vnd.example.sbom' });
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: listed },
+      { tag: tagOf(image.digest, '') },
+    );
+
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+
+    expect(found.artifacts.map((artifact) => artifact.source)).toEqual([
+      `${repo.registry}/team/app@${good.digest}`,
+    ]);
+    const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
+    expect(found.skipped).toEqual([
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(noLayers.digest),
+        reason: 'the referrer has 0 bundle layers, not exactly one',
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(twoLayers.digest),
+        reason: 'the referrer has 2 bundle layers, not exactly one',
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(otherSubject.digest),
+        reason: `the referrer's subject is ${sha256('other image')}, not ${image.digest}`,
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(sbom.digest),
+        reason: 'the referrer\'s artifactType is "application/spdx+json", not a Sigstore bundle',
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(index.digest),
+        reason: 'the referrer is an index, not an image manifest',
+      },
+      {
+        format: 'unreadable',
+        listedAs: 'bundle',
+        source: at(missing.digest),
+        reason: 'the referrer manifest is listed but does not exist',
+      },
+    ]);
+  });
+
+  it('falls back to the descriptor for artifactType and predicateType', async () => {
+    const { memory, client, image, request } = await setup();
+    memory.referrersApi = false;
+    const referrer = pushBundleReferrer(memory, 'team/app', image, { artifactType: null });
+    const listed = {
+      ...referrer,
+      artifactType: `${BUNDLE}`,
+      annotations: { 'dev.sigstore.bundle.predicateType': 'p' },
+    };
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [listed] },
+      { tag: tagOf(image.digest, '') },
+    );
+    const [bundle] = (await discoverArtifacts(client, request(), callWithin(5_000))).artifacts;
+    expect(bundle).toMatchObject({ artifactType: BUNDLE, predicateType: 'p' });
+  });
+
+  it('leaves predicateType undefined when nobody states it', async () => {
+    const { memory, client, image, request } = await setup();
+    pushBundleReferrer(memory, 'team/app', image);
+    const [bundle] = (await discoverArtifacts(client, request(), callWithin(5_000))).artifacts;
+    expect(bundle).toMatchObject({ format: 'bundle', predicateType: undefined });
+  });
+
+  it('refuses a .sig tag that points at an index', async () => {
+    const { memory, client, image, request } = await setup();
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [] },
+      { tag: tagOf(image.digest, '.sig') },
+    );
+    const error = await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(RegistryError);
+    expect((error as RegistryError).code).toBe('MALFORMED');
+  });
+
+  it('skips a layer announced larger than the artifact cap, before downloading it', async () => {
+    const { memory, server, client, image, request } = await setup();
+    const layer = signatureLayer(memory, 'team/app', image.digest);
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [{ ...layer, size: 2 * 1024 * 1024 }]);
+    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    expect(found.artifacts).toEqual([]);
+    expect(found.skipped).toMatchObject([
+      {
+        listedAs: 'legacy-signature',
+        reason: `layer ${layer.digest} announces 2097152 bytes; the limit is 1048576`,
+      },
+    ]);
+    expect(server.requests.some((seen) => seen.url.includes('/blobs/'))).toBe(false);
+  });
+
+  it('passes registry failures while reading a referrer manifest on', async () => {
+    const { memory, server, image, request } = await setup();
+    const referrer = pushBundleReferrer(memory, 'team/app', image);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      fetch: async (url, init) =>
+        url.pathname.endsWith(referrer.digest)
+          ? new Response('down', { status: 503 })
+          : dispatchFetch(url, init),
+    });
+    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('SERVER_ERROR');
+  });
+
+  it('passes registry failures while reading a layer on, instead of skipping the layer', async () => {
+    const { memory, server, image, request } = await setup();
+    const layer = signatureLayer(memory, 'team/app', image.digest);
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [layer]);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      fetch: async (url, init) =>
+        url.pathname.includes('/blobs/') ? new Response('down', { status: 503 }) : dispatchFetch(url, init),
+    });
+    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('SERVER_ERROR');
+  });
+
+  it('passes registry failures on instead of reporting nothing found', async () => {
+    const server = await startServer((_request, response) => {
+      response.writeHead(500).end();
+    });
+    servers.push(server);
+    const client = new RegistryClient({
+      insecureHosts: [server.host],
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    });
+    const request: DiscoveryRequest = {
+      image: { registry: server.host, repository: 'a', digest: sha256('i') },
+      legacySignatures: true,
+      legacyAttestations: false,
+      bundles: false,
+    };
+    const error = (await discoverArtifacts(client, request, callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('SERVER_ERROR');
+  });
+
+  describe('one bad candidate does not hide a good one (issue 9, item 10)', () => {
+    it('skips an oversized signature layer and reads the good one beside it', async () => {
+      const { memory, server, client, image, request } = await setup();
+      const good = signatureLayer(memory, 'team/app', image.digest, 1);
+      const huge = { ...signatureLayer(memory, 'team/app', image.digest, 2), size: 2 * 1024 * 1024 };
+      pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [huge, good]);
+      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      expect(found.artifacts).toHaveLength(1);
+      expect(found.artifacts[0]?.source).toMatch(/\.sig layer 1$/);
+      expect(found.skipped).toMatchObject([
+        {
+          format: 'unreadable',
+          listedAs: 'legacy-signature',
+          reason: expect.stringContaining('2097152 bytes'),
+        },
+      ]);
+      expect(server.requests.filter((seen) => seen.url.includes(huge.digest))).toHaveLength(0);
+    });
+
+    it('skips a layer whose blob does not match its digest, or is missing, and reads the rest', async () => {
+      const { memory, client, image, request } = await setup();
+      const tampered = signatureLayer(memory, 'team/app', image.digest, 1);
+      memory.blobs.set(`team/app@${tampered.digest}`, Buffer.from('tampered'));
+      const missing = { ...signatureLayer(memory, 'team/app', image.digest, 2) };
+      memory.blobs.delete(`team/app@${missing.digest}`);
+      const good = signatureLayer(memory, 'team/app', image.digest, 3);
+      pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [tampered, missing, good]);
+      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      expect(found.artifacts.map((artifact) => artifact.source.split(' ').at(-1))).toEqual(['2']);
+      expect(found.skipped.map((skipped) => skipped.reason)).toEqual([
+        expect.stringMatching(/^blob sha256:\w+ hashes to sha256:\w+, not sha256:\w+$/),
+        expect.stringContaining('not found (BLOB_UNKNOWN)'),
+      ]);
+    });
+
+    it('reads the layers after the 32nd', async () => {
+      const { memory, client, image, request } = await setup();
+      const layers = Array.from({ length: 40 }, (_, n) =>
+        signatureLayer(memory, 'team/app', image.digest, n),
+      );
+      pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
+      const found = await discoverArtifacts(client, request(), callWithin(10_000));
+      expect(found.artifacts).toHaveLength(40);
+      expect(found.truncated).toEqual([]);
+    });
+
+    it('skips a referrer whose manifest is malformed and reads the good one beside it', async () => {
+      const { memory, client, image, request } = await setup();
+      const good = pushBundleReferrer(memory, 'team/app', image);
+      const broken = Buffer.from('{"schemaVersion": 2, "layers": "not a list"');
+      const brokenDigest = sha256(broken);
+      memory.manifests.set(`team/app@${brokenDigest}`, { bytes: broken, mediaType: OCI_MANIFEST, json: {} });
+      memory.pushManifest(
+        'team/app',
+        {
+          schemaVersion: 2,
+          mediaType: OCI_INDEX,
+          manifests: [
+            { mediaType: OCI_MANIFEST, digest: brokenDigest, size: broken.length, artifactType: BUNDLE },
+            { ...good, artifactType: BUNDLE },
+          ],
+        },
+        { tag: tagOf(image.digest, '') },
+      );
+      memory.referrersApi = false;
+      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      expect(found.artifacts.map((artifact) => artifact.source)).toEqual([
+        expect.stringContaining(good.digest),
+      ]);
+      expect(found.skipped).toMatchObject([
+        { listedAs: 'bundle', source: expect.stringContaining(brokenDigest) },
+      ]);
+    });
+  });
+
+  it('refuses a tag prefix that makes an invalid tag', async () => {
+    const { client, request } = await setup();
+    const error = (await discoverArtifacts(client, request({ tagPrefix: 'bad/' }), callWithin(5_000)).catch(
+      (caught: unknown) => caught,
+    )) as RegistryError;
+    expect(error.code).toBe('INVALID_REQUEST');
+    expect(error.message).toContain('tag prefix "bad/"');
+  });
+});

@@ -1,0 +1,34 @@
+// Pins the package's runtime surface: a change here is a change of the published API, and
+// belongs in a changeset.
+import { expect, test } from 'vitest';
+import * as registry from '../src/index.js';
+
+test('the public runtime exports are exactly these', () => {
+  expect(Object.keys(registry).sort()).toEqual([
+    'AcrCredentials',
+    'BodyTooLargeError',
+    'CLOUD_PROVIDER_NAMES',
+    'EcrCredentials',
+    'GcpCredentials',
+    'Keychain',
+    'OutboundNetwork',
+    'PullSecretError',
+    'RegistryClient',
+    'RegistryError',
+    'UnreachableError',
+    'cancelQuietly',
+    'createCloudProviders',
+    'createDispatcher',
+    'credentialsFromDockerConfig',
+    'credentialsFromSecret',
+    'discoverArtifacts',
+    'dispatchFetch',
+    'fetchConfigFiles',
+    'isCloudProviderName',
+    'isInfrastructureFailure',
+    'isTransportFailure',
+    'proxySettings',
+    'readCappedBody',
+    'unreachable',
+  ]);
+});
