@@ -6,11 +6,10 @@ import {
   type CredentialSource,
   createCloudProviders,
   type FetchFunction,
-  ImageVerifier,
   RegistryClient,
   type RegistryError,
-  VerificationCache,
-} from '@signet/verifier';
+} from '@signet/registry';
+import { ImageVerifier, VerificationCache } from '@signet/verifier';
 import { AdmissionService } from './admission/admission-service.js';
 import type { PullSecretLookup } from './admission/credentials.js';
 import type { ServeConfig } from './commands/serve-config.js';

@@ -1,54 +1,13 @@
 /**
  * @signet/verifier: finds and verifies the Sigstore/cosign signatures and attestations of
  * container images against compiled ClusterImagePolicies. The registry client (`@signet/registry`)
- * finds what is stored next to an image; the signature layer (`sigstore/`, `trust/`, `policy/`) decides
- * whether it satisfies a policy; `ImageVerifier` puts them together, with a cache of passes.
+ * reads what is stored next to an image; the signature layer (`sigstore/`, `trust/`, `policy/`)
+ * decides whether it satisfies a policy; `ImageVerifier` puts them together, with a cache of passes.
  *
  * The surface is what a caller needs to verify images: compile policies, verify, read the
- * results, supply credentials and trust roots. It is pinned by `test/index.test.ts`.
+ * results, supply trust roots and KMS keys. Registry clients, credentials and the outbound network
+ * come from `@signet/registry`. It is pinned by `test/index.test.ts`.
  */
-export type {
-  CloudProviderName,
-  CredentialProvider,
-  DiscoveryLimits,
-  ProviderContext,
-} from '@signet/registry';
-export {
-  AcrCredentials,
-  type AcrCredentialsOptions,
-  CLOUD_PROVIDER_NAMES,
-  type CredentialEntry,
-  type CredentialSource,
-  createCloudProviders,
-  createDispatcher,
-  credentialsFromDockerConfig,
-  credentialsFromSecret,
-  dispatchFetch,
-  EcrCredentials,
-  type EcrCredentialsOptions,
-  type EcrRegistry,
-  type FetchFunction,
-  type FetchInit,
-  type FetchResponse,
-  GcpCredentials,
-  type GcpCredentialsOptions,
-  isCloudProviderName,
-  isInfrastructureFailure,
-  isTransportFailure,
-  Keychain,
-  type NetworkOptions,
-  PullSecretError,
-  proxySettings,
-  RegistryClient,
-  type RegistryClientOptions,
-  type RegistryCredential,
-  RegistryError,
-  type RegistryErrorCode,
-  UnreachableError,
-  type UnreachableReason,
-  unreachable,
-} from '@signet/registry';
-export type { DigestRef, RepositoryRef } from './artifacts.js';
 export { type CacheResult, VerificationCache, type VerificationCacheOptions } from './cache.js';
 export {
   type ImageToVerify,
