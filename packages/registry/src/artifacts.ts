@@ -1,82 +1,71 @@
-// The hand-off between the registry layer (finds what is stored next to an image) and the
-// signature layer (decides whether what was found is valid for a policy). Neither side knows how
-// the other works: the registry layer never judges a signature, the signature layer never does I/O.
-
-/** A repository in a registry, already normalised (`index.docker.io`, `library/alpine`). */
-export interface RepositoryRef {
-  /** Registry host with optional port, e.g. `index.docker.io`, `127.0.0.1:5000`. */
-  readonly registry: string;
-  /** Repository path, e.g. `library/alpine`. */
-  readonly repository: string;
-}
-
-/** One image manifest (or index) by content digest. */
-export interface DigestRef extends RepositoryRef {
-  /** `sha256:<64 hex>`. */
-  readonly digest: string;
-}
-
-/** Where a found artifact came from, for messages and logs: `registry/repo@sha256:...` or `...:tag`. */
-export type ArtifactSource = string;
-
-/** A legacy cosign image signature: one layer of the `sha256-<hex>.sig` manifest. */
-export interface LegacySignature {
-  readonly format: 'legacy-signature';
-  readonly source: ArtifactSource;
-  /** The layer blob: the exact signed simple-signing payload bytes (digest-verified). */
-  readonly payload: Uint8Array;
-  /** The layer descriptor's annotations (`dev.cosignproject.cosign/signature`, certificate, chain, bundle, rfc3161timestamp). */
-  readonly annotations: Readonly<Record<string, string>>;
-}
-
-/** A legacy cosign attestation: one DSSE envelope layer of the `sha256-<hex>.att` manifest. */
-export interface LegacyAttestation {
-  readonly format: 'legacy-attestation';
-  readonly source: ArtifactSource;
-  /** The DSSE envelope JSON bytes (digest-verified). */
-  readonly envelope: Uint8Array;
-  readonly annotations: Readonly<Record<string, string>>;
-}
-
-/** A Sigstore bundle attached as an OCI 1.1 referrer (through the referrers API or the fallback tag). */
-export interface BundleArtifact {
-  readonly format: 'bundle';
-  readonly source: ArtifactSource;
-  /** The bundle JSON bytes (digest-verified). */
-  readonly bundle: Uint8Array;
-  /** The referrer manifest's `artifactType` (a `application/vnd.dev.sigstore.bundle...+json` type). */
-  readonly artifactType: string;
-  /** `dev.sigstore.bundle.predicateType` annotation, when present. */
-  readonly predicateType: string | undefined;
-}
-
-export type FoundArtifact = LegacySignature | LegacyAttestation | BundleArtifact;
+// What is stored next to an image, in the two places OCI registries keep it: under tags derived
+// from the image's digest (cosign's `sha256-<hex>.sig`), and as referrers of the image (OCI 1.1).
+// The caller says which tags, layers and artifact types it wants; this package reads them, bounded
+// and digest-verified, and never judges what it read. Which signature format lives where is the
+// verifier's knowledge (its `formats/`), not this package's.
+import type { DigestRef, RepositoryRef } from './references.js';
 
 /**
- * A candidate the registry layer found but could not use (a layer over the size cap, a blob that
- * does not match its digest, a malformed referrer): passed over so that the others are still
- * verified, and reported so that a denial says what was there.
+ * The layers of one media type in the manifest tagged `<tagPrefix>sha256-<hex>.<suffix>`: one
+ * artifact per layer, with the layer's annotations.
  */
-export interface UnreadableArtifact {
-  readonly format: 'unreadable';
-  readonly source: ArtifactSource;
-  /** What it was listed as. */
-  readonly listedAs: FoundArtifact['format'];
-  readonly reason: string;
+export interface DigestTagQuery {
+  readonly kind: 'digest-tag';
+  /** What follows `sha256-<hex>.` in the tag: `sig`, `att`. */
+  readonly suffix: string;
+  /** The media type of the layers that are artifacts; other layers are ignored. */
+  readonly mediaType: string;
 }
 
-/** Everything discovery hands over for one request. */
-export type DiscoveredArtifact = FoundArtifact | UnreadableArtifact;
+/**
+ * The referrers of the image whose `artifactType` starts with `artifactType`: one artifact per
+ * referrer, its one layer whose media type starts with `layerMediaType`, with the referrer's
+ * annotations (the manifest's over the descriptor's).
+ */
+export interface ReferrersQuery {
+  readonly kind: 'referrers';
+  /** A prefix, so that one query covers every version of a media type. */
+  readonly artifactType: string;
+  /** A prefix, as `artifactType`. */
+  readonly layerMediaType: string;
+  /** What such an artifact is called where one is skipped: `Sigstore bundle` ("…, not a Sigstore bundle"). */
+  readonly artifactName: string;
+  /** What its layer is called there: `bundle` ("the referrer has 2 bundle layers, not exactly one"). */
+  readonly layerName: string;
+}
 
-/** What to look for next to an image. */
+export type ArtifactQuery = DigestTagQuery | ReferrersQuery;
+
+/** What to look for next to an image, and where. */
 export interface DiscoveryRequest {
-  /** The admitted image, by digest. Signatures are looked up for this digest only. */
+  /** The image, by digest. Artifacts are looked up for this digest only. */
   readonly image: DigestRef;
-  /** Where signatures are stored, when not in the image's own repository (`source[].oci`). */
+  /** Where the artifacts are stored, when not in the image's own repository (`source[].oci`). */
   readonly signatureRepository?: RepositoryRef;
-  /** Prefix of the legacy `.sig`/`.att` tags (`source[].tagPrefix`). */
+  /** Prefix of the digest tags (`source[].tagPrefix`). */
   readonly tagPrefix?: string;
-  readonly legacySignatures: boolean;
-  readonly legacyAttestations: boolean;
-  readonly bundles: boolean;
+  readonly query: ArtifactQuery;
+}
+
+/** Where a found artifact came from, for messages and logs: `registry/repo@sha256:...` or `...:tag layer 0`. */
+export type ArtifactSource = string;
+
+/** One artifact a query found: its bytes, digest-verified, and what was said about it. */
+export interface StoredArtifact {
+  readonly source: ArtifactSource;
+  readonly bytes: Uint8Array;
+  /** The layer's annotations (a digest tag), or the referrer's, manifest over descriptor (referrers). */
+  readonly annotations: Readonly<Record<string, string>>;
+  /** The referrer's `artifactType`, or for a layer of a digest tag the layer's media type. */
+  readonly artifactType: string;
+}
+
+/**
+ * A candidate a query listed but that could not be used (a layer over the size cap, a blob that
+ * does not match its digest, a malformed referrer): passed over so that the others are still
+ * read, and reported so that a denial says what was there.
+ */
+export interface UnreadableCandidate {
+  readonly source: ArtifactSource;
+  readonly reason: string;
 }

@@ -5,7 +5,6 @@
 // challenge is kept only once it led to access, and dropped as soon as answering it fails, so one
 // repository's broken token realm never denies the registry's other repositories.
 import { createHash } from 'node:crypto';
-import type { RepositoryRef } from './artifacts.js';
 import { ExpiringCache } from './cache.js';
 import { pickChallenge, type RegistryChallenge } from './challenge.js';
 import type { Clock } from './clock.js';
@@ -15,6 +14,7 @@ import { RegistryError } from './errors.js';
 import type { HttpRequest, HttpResponse, HttpTransport } from './http.js';
 import type { CredentialSource } from './keychain.js';
 import type { RegistryCredential } from './pull-secrets.js';
+import type { RepositoryRef } from './references.js';
 import { basicAuthorization, requestToken } from './token.js';
 
 /** How long a registry's challenge is remembered, so later requests authenticate up front. */

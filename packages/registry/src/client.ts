@@ -1,7 +1,7 @@
 // The registry client: tag -> digest, manifests and blobs verified against their digests, and the
 // referrers of a manifest (OCI 1.1 referrers API, else the `sha256-<hex>` fallback tag). Every
 // method takes a `RegistryCall` (signal + deadline) and throws only `RegistryError`.
-import type { RepositoryRef } from './artifacts.js';
+
 import { AuthCache, type AuthCacheOptions, Authenticator } from './auth.js';
 import type { CredentialProvider } from './cloud/provider.js';
 import type { RegistryCall } from './deadline.js';
@@ -13,6 +13,7 @@ import type { CredentialSource } from './keychain.js';
 import { nextLink } from './link.js';
 import { type Descriptor, type Manifest, parseManifest } from './manifest.js';
 import { essence, MANIFEST_ACCEPT, OCI_INDEX } from './media-types.js';
+import type { RepositoryRef } from './references.js';
 
 /** A tagged image: what `resolveDigest` turns into a digest. */
 export interface TagRef extends RepositoryRef {

@@ -2,10 +2,11 @@
 // policy-controller keys them (`{os}/{architecture}[/{variant}][:{osVersion}]`, go-containerregistry's
 // Platform.String): one for an image, one per manifest of an index (nested indexes followed). Bounded:
 // at most `maxManifests` manifests in all, each config at most `maxConfigBytes`.
-import type { DigestRef } from './artifacts.js';
+
 import type { RegistryClient } from './client.js';
 import type { RegistryCall } from './deadline.js';
 import { RegistryError } from './errors.js';
+import type { DigestRef } from './references.js';
 
 export interface ConfigFileLimits {
   readonly maxManifests: number;

@@ -1,42 +1,37 @@
-// Finding what is stored next to an image for the signature layer to judge: legacy cosign
-// signatures (`sha256-<hex>.sig`), legacy attestations (`.att`) and Sigstore bundles attached as
-// referrers. Nothing here decides validity; everything handed over is digest-verified bytes.
-// "Nothing there" (a missing tag) is an empty result; a registry failure is a `RegistryError`.
-// One unusable candidate (oversized, tampered, missing, malformed) is skipped and reported, never
-// allowed to hide the valid signature beside it; how much is read is bounded by count and bytes.
+// Finding what is stored next to an image: the layers of a digest tag (cosign's
+// `sha256-<hex>.sig`) or the referrers of one artifact type, as the caller's query says. Nothing
+// here decides validity or knows a signature format; everything handed over is digest-verified
+// bytes. "Nothing there" (a missing tag) is an empty result; a registry failure is a
+// `RegistryError`. One unusable candidate (oversized, tampered, missing, malformed) is skipped and
+// reported, never allowed to hide the good one beside it; how much is read is bounded by count
+// and bytes, per query.
 import type {
-  BundleArtifact,
+  ArtifactQuery,
+  DigestTagQuery,
   DiscoveryRequest,
-  FoundArtifact,
-  LegacyAttestation,
-  LegacySignature,
-  RepositoryRef,
-  UnreadableArtifact,
+  ReferrersQuery,
+  StoredArtifact,
+  UnreadableCandidate,
 } from './artifacts.js';
-import type { FetchedManifest, RegistryClient } from './client.js';
+import type { FetchedManifest, Referrers, RegistryClient } from './client.js';
 import type { RegistryCall } from './deadline.js';
 import { digestTag } from './digest.js';
 import { isTag } from './endpoint.js';
 import { RegistryError } from './errors.js';
 import type { Descriptor } from './manifest.js';
-import {
-  BUNDLE_PREDICATE_TYPE_ANNOTATION,
-  COSIGN_SIMPLE_SIGNING,
-  DSSE_ENVELOPE,
-  SIGSTORE_BUNDLE_PREFIX,
-} from './media-types.js';
+import type { RepositoryRef } from './references.js';
 
 /** The client methods discovery uses. */
 export type ArtifactStore = Pick<RegistryClient, 'getManifest' | 'getBlob' | 'listReferrers'>;
 
 export interface DiscoveryLimits {
-  /** Signature or attestation layers read per legacy tag (default 256). */
+  /** Layers read per digest tag (default 256). */
   readonly maxLayers: number;
-  /** Bundle referrers read (default 64). */
+  /** Referrers read per query (default 64). */
   readonly maxReferrers: number;
-  /** Largest payload, envelope or bundle blob (default 1 MiB; real ones are a few KiB). */
+  /** Largest artifact blob (default 1 MiB; signatures and bundles are a few KiB). */
   readonly maxArtifactBytes: number;
-  /** Blob bytes read per legacy tag, and for the bundles of one image (default 8 MiB). */
+  /** Blob bytes read per query (default 8 MiB). */
   readonly maxTotalBytes: number;
   /** Blobs and referrer manifests read at a time (default 8). */
   readonly concurrency: number;
@@ -54,7 +49,8 @@ export const DEFAULT_DISCOVERY_LIMITS: DiscoveryLimits = {
 export interface Truncation {
   /** `registry/repo:sha256-<hex>.sig`, or `registry/repo@sha256:... referrers`. */
   readonly source: string;
-  readonly kind: 'signature-layers' | 'attestation-layers' | 'bundle-referrers';
+  /** The query whose candidates were cut short. */
+  readonly query: ArtifactQuery;
   /** Which limit: the number of candidates, or the bytes read. */
   readonly by: 'count' | 'bytes';
   readonly limit: number;
@@ -62,102 +58,109 @@ export interface Truncation {
   readonly found: number | undefined;
 }
 
-/** A candidate that is not usable and was passed over, with the reason. */
-export type Skipped = UnreadableArtifact;
-
 export interface Discovery {
-  readonly artifacts: FoundArtifact[];
+  readonly artifacts: readonly StoredArtifact[];
   readonly truncated: readonly Truncation[];
-  readonly skipped: readonly Skipped[];
+  readonly skipped: readonly UnreadableCandidate[];
+}
+
+/**
+ * The discoveries of one image verification: each distinct request is read once however many
+ * callers ask for it, and the referrers of a repository and digest are listed once for every
+ * query that reads them. Failures are shared too, as the answer to that request.
+ */
+export class ArtifactDiscovery {
+  readonly #store: ArtifactStore;
+  readonly #limits: DiscoveryLimits;
+  readonly #discoveries = new Map<string, Promise<Discovery>>();
+  readonly #referrers = new Map<string, Promise<Referrers>>();
+
+  constructor(store: ArtifactStore, limits: Partial<DiscoveryLimits> = {}) {
+    this.#limits = { ...DEFAULT_DISCOVERY_LIMITS, ...limits };
+    this.#store = {
+      getManifest: (repository, reference, call) => store.getManifest(repository, reference, call),
+      getBlob: (repository, digest, call, options) => store.getBlob(repository, digest, call, options),
+      listReferrers: (repository, digest, call) => {
+        const key = `${repository.registry}/${repository.repository}@${digest}`;
+        let listed = this.#referrers.get(key);
+        if (listed === undefined) {
+          listed = store.listReferrers(repository, digest, call);
+          this.#referrers.set(key, listed);
+        }
+        return listed;
+      },
+    };
+  }
+
+  /** What `request` finds, read under `call` by whoever asks first. */
+  discover(request: DiscoveryRequest, call: RegistryCall): Promise<Discovery> {
+    const key = JSON.stringify([
+      request.image,
+      request.signatureRepository ?? null,
+      request.tagPrefix ?? null,
+      request.query,
+    ]);
+    let found = this.#discoveries.get(key);
+    if (found === undefined) {
+      found = discover(this.#store, request, call, this.#limits);
+      this.#discoveries.set(key, found);
+    }
+    return found;
+  }
+}
+
+/** What `request` finds next to `request.image`, in the signature repository when one is given. */
+export function discoverArtifacts(
+  store: ArtifactStore,
+  request: DiscoveryRequest,
+  call: RegistryCall,
+  limits: Partial<DiscoveryLimits> = {},
+): Promise<Discovery> {
+  return new ArtifactDiscovery(store, limits).discover(request, call);
 }
 
 /** One discovery: where it reads, with what, within which limits, and what it noted on the way. */
 interface Scan {
   readonly client: ArtifactStore;
-  /** The repository holding the signatures: `source.oci`, or the image's own. */
+  /** The repository holding the artifacts: `source.oci`, or the image's own. */
   readonly store: RepositoryRef;
   readonly call: RegistryCall;
   readonly limits: DiscoveryLimits;
   readonly truncated: Truncation[];
-  readonly skipped: Skipped[];
+  readonly skipped: UnreadableCandidate[];
 }
 
-/**
- * Everything `request` asks for, next to `request.image`, in the signature repository when one is
- * given (`source.oci`): legacy signatures, then legacy attestations, then bundles.
- */
-export async function discoverArtifacts(
+async function discover(
   client: ArtifactStore,
   request: DiscoveryRequest,
   call: RegistryCall,
-  limits: Partial<DiscoveryLimits> = {},
+  limits: DiscoveryLimits,
 ): Promise<Discovery> {
   const store: RepositoryRef = request.signatureRepository ?? request.image;
-  const scan: Scan = {
-    client,
-    store,
-    call,
-    limits: { ...DEFAULT_DISCOVERY_LIMITS, ...limits },
-    truncated: [],
-    skipped: [],
-  };
-  const legacyTag = (suffix: string) => {
-    const tag = `${request.tagPrefix ?? ''}${digestTag(request.image.digest)}.${suffix}`;
-    if (!isTag(tag)) {
-      throw new RegistryError(
-        'INVALID_REQUEST',
-        store,
-        `tag prefix ${JSON.stringify(request.tagPrefix)} makes an invalid tag`,
-      );
-    }
-    return tag;
-  };
-  const none = Promise.resolve([]);
-  const [signatures, attestations, bundles] = await Promise.all([
-    request.legacySignatures ? legacySignatures(scan, legacyTag('sig')) : none,
-    request.legacyAttestations ? legacyAttestations(scan, legacyTag('att')) : none,
-    request.bundles ? bundleArtifacts(scan, request.image.digest) : none,
-  ]);
-  return {
-    artifacts: [...signatures, ...attestations, ...bundles],
-    truncated: scan.truncated,
-    skipped: scan.skipped,
-  };
+  const scan: Scan = { client, store, call, limits, truncated: [], skipped: [] };
+  const { query } = request;
+  const artifacts =
+    query.kind === 'digest-tag'
+      ? await taggedLayers(scan, query, digestTagOf(request, store, query))
+      : await referrerArtifacts(scan, query, request.image.digest);
+  return { artifacts, truncated: scan.truncated, skipped: scan.skipped };
 }
 
-async function legacySignatures(scan: Scan, tag: string): Promise<LegacySignature[]> {
-  const layers = await legacyLayers(scan, tag, COSIGN_SIMPLE_SIGNING, 'signature-layers');
-  return layers.map(({ source, bytes, annotations }) => ({
-    format: 'legacy-signature',
-    source,
-    payload: bytes,
-    annotations,
-  }));
+/** `<tagPrefix>sha256-<hex>.<suffix>`, or `INVALID_REQUEST` when that is not a tag. */
+function digestTagOf(request: DiscoveryRequest, store: RepositoryRef, query: DigestTagQuery): string {
+  const tag = `${request.tagPrefix ?? ''}${digestTag(request.image.digest)}.${query.suffix}`;
+  if (!isTag(tag)) {
+    throw new RegistryError(
+      'INVALID_REQUEST',
+      store,
+      `tag prefix ${JSON.stringify(request.tagPrefix)} makes an invalid tag`,
+    );
+  }
+  return tag;
 }
 
-async function legacyAttestations(scan: Scan, tag: string): Promise<LegacyAttestation[]> {
-  const layers = await legacyLayers(scan, tag, DSSE_ENVELOPE, 'attestation-layers');
-  return layers.map(({ source, bytes, annotations }) => ({
-    format: 'legacy-attestation',
-    source,
-    envelope: bytes,
-    annotations,
-  }));
-}
-
-interface LayerContent {
-  readonly source: string;
-  readonly bytes: Uint8Array;
-  readonly annotations: Readonly<Record<string, string>>;
-}
-
-/** The verified blobs of the `mediaType` layers of the manifest at `tag` (none when the tag is absent). */
-async function legacyLayers(
-  scan: Scan,
-  tag: string,
-  mediaType: string,
-  kind: Truncation['kind'],
-): Promise<LayerContent[]> {
+/** The verified blobs of the `query.mediaType` layers of the manifest at `tag` (none when the tag is absent). */
+async function taggedLayers(scan: Scan, query: DigestTagQuery, tag: string): Promise<StoredArtifact[]> {
   const { store, limits } = scan;
   const source = `${store.registry}/${store.repository}:${tag}`;
   const fetched = await manifestOrNothing(scan, tag);
@@ -165,66 +168,80 @@ async function legacyLayers(
   if (fetched.manifest.kind !== 'manifest') {
     throw new RegistryError('MALFORMED', store, `${tag} is an index, not an image manifest`);
   }
-  const listedAs = kind === 'signature-layers' ? 'legacy-signature' : 'legacy-attestation';
-  const candidates = fetched.manifest.layers.filter((layer) => layer.mediaType === mediaType);
+  const candidates = fetched.manifest.layers.filter((layer) => layer.mediaType === query.mediaType);
   if (candidates.length > limits.maxLayers) {
-    scan.truncated.push({ source, kind, by: 'count', limit: limits.maxLayers, found: candidates.length });
+    scan.truncated.push({ source, query, by: 'count', limit: limits.maxLayers, found: candidates.length });
   }
   const budget = new ByteBudget(limits.maxTotalBytes);
   const wanted = candidates.slice(0, limits.maxLayers).map((layer, index) => ({ layer, index }));
   const read = await mapLimited(wanted, limits.concurrency, async ({ layer, index }) => {
     const at = `${source} layer ${index}`;
-    const bytes = await readCandidate(scan, at, listedAs, layer, budget);
-    return bytes === undefined ? undefined : { source: at, bytes, annotations: layer.annotations };
+    const bytes = await readCandidate(scan, at, layer, budget);
+    return bytes === undefined
+      ? undefined
+      : { source: at, bytes, annotations: layer.annotations, artifactType: layer.mediaType };
   });
   if (budget.exceeded) {
-    scan.truncated.push({ source, kind, by: 'bytes', limit: limits.maxTotalBytes, found: candidates.length });
+    scan.truncated.push({
+      source,
+      query,
+      by: 'bytes',
+      limit: limits.maxTotalBytes,
+      found: candidates.length,
+    });
   }
-  return read.filter((content): content is LayerContent => content !== undefined);
+  return read.filter((content) => content !== undefined);
 }
 
-async function bundleArtifacts(scan: Scan, digest: string): Promise<BundleArtifact[]> {
+async function referrerArtifacts(
+  scan: Scan,
+  query: ReferrersQuery,
+  digest: string,
+): Promise<StoredArtifact[]> {
   const { store, limits } = scan;
   const referrers = await scan.client.listReferrers(store, digest, scan.call);
-  const candidates = unique(referrers.descriptors.filter(isBundleReferrer));
+  const listed = (descriptor: Descriptor): descriptor is Referrer =>
+    descriptor.artifactType?.startsWith(query.artifactType) === true;
+  const candidates = unique(referrers.descriptors.filter(listed));
   const source = `${store.registry}/${store.repository}@${digest} referrers`;
   if (referrers.truncated || candidates.length > limits.maxReferrers) {
     scan.truncated.push({
       source,
-      kind: 'bundle-referrers',
+      query,
       by: 'count',
       limit: limits.maxReferrers,
       found: referrers.truncated ? undefined : candidates.length,
     });
   }
   const budget = new ByteBudget(limits.maxTotalBytes);
-  const bundles = await mapLimited(
+  const artifacts = await mapLimited(
     candidates.slice(0, limits.maxReferrers),
     limits.concurrency,
-    (descriptor) => bundleOf(scan, digest, descriptor, budget),
+    (descriptor) => referrerArtifact(scan, query, digest, descriptor, budget),
   );
   if (budget.exceeded) {
     scan.truncated.push({
       source,
-      kind: 'bundle-referrers',
+      query,
       by: 'bytes',
       limit: limits.maxTotalBytes,
       found: candidates.length,
     });
   }
-  return bundles.filter((bundle): bundle is BundleArtifact => bundle !== undefined);
+  return artifacts.filter((artifact) => artifact !== undefined);
 }
 
-/** One referrer's bundle, or `undefined` (recorded as skipped) when the referrer is not usable. */
-async function bundleOf(
+/** One referrer's artifact, or `undefined` (recorded as skipped) when the referrer is not usable. */
+async function referrerArtifact(
   scan: Scan,
+  query: ReferrersQuery,
   subject: string,
-  descriptor: BundleReferrer,
+  descriptor: Referrer,
   budget: ByteBudget,
-): Promise<BundleArtifact | undefined> {
+): Promise<StoredArtifact | undefined> {
   const source = `${scan.store.registry}/${scan.store.repository}@${descriptor.digest}`;
   const skip = (reason: string) => {
-    scan.skipped.push({ format: 'unreadable', source, listedAs: 'bundle', reason });
+    scan.skipped.push({ source, reason });
     return undefined;
   };
   let fetched: FetchedManifest | undefined;
@@ -238,27 +255,26 @@ async function bundleOf(
   const manifest = fetched.manifest;
   if (manifest.kind !== 'manifest') return skip('the referrer is an index, not an image manifest');
   const artifactType = manifest.artifactType ?? descriptor.artifactType;
-  if (!artifactType.startsWith(SIGSTORE_BUNDLE_PREFIX)) {
-    return skip(`the referrer's artifactType is ${JSON.stringify(artifactType)}, not a Sigstore bundle`);
+  if (!artifactType.startsWith(query.artifactType)) {
+    return skip(
+      `the referrer's artifactType is ${JSON.stringify(artifactType)}, not a ${query.artifactName}`,
+    );
   }
   if (manifest.subject !== undefined && manifest.subject.digest !== subject) {
     return skip(`the referrer's subject is ${manifest.subject.digest}, not ${subject}`);
   }
-  const layers = manifest.layers.filter((layer) => layer.mediaType.startsWith(SIGSTORE_BUNDLE_PREFIX));
+  const layers = manifest.layers.filter((layer) => layer.mediaType.startsWith(query.layerMediaType));
   const [layer] = layers;
   if (layer === undefined || layers.length > 1) {
-    return skip(`the referrer has ${layers.length} bundle layers, not exactly one`);
+    return skip(`the referrer has ${layers.length} ${query.layerName} layers, not exactly one`);
   }
-  const bundle = await readCandidate(scan, source, 'bundle', layer, budget);
-  if (bundle === undefined) return undefined;
+  const bytes = await readCandidate(scan, source, layer, budget);
+  if (bytes === undefined) return undefined;
   return {
-    format: 'bundle',
     source,
-    bundle,
+    bytes,
+    annotations: { ...descriptor.annotations, ...manifest.annotations },
     artifactType,
-    predicateType:
-      manifest.annotations[BUNDLE_PREDICATE_TYPE_ANNOTATION] ??
-      descriptor.annotations[BUNDLE_PREDICATE_TYPE_ANNOTATION],
   };
 }
 
@@ -271,12 +287,11 @@ async function bundleOf(
 async function readCandidate(
   scan: Scan,
   source: string,
-  listedAs: UnreadableArtifact['listedAs'],
   layer: Descriptor,
   budget: ByteBudget,
 ): Promise<Uint8Array | undefined> {
   const skip = (reason: string) => {
-    scan.skipped.push({ format: 'unreadable', source, listedAs, reason });
+    scan.skipped.push({ source, reason });
     return undefined;
   };
   const max = scan.limits.maxArtifactBytes;
@@ -353,12 +368,7 @@ async function manifestOrNothing(scan: Scan, reference: string): Promise<Fetched
   }
 }
 
-type BundleReferrer = Descriptor & { readonly artifactType: string };
-
-/** A referrer listed as a Sigstore bundle (`application/vnd.dev.sigstore.bundle...`). */
-function isBundleReferrer(descriptor: Descriptor): descriptor is BundleReferrer {
-  return descriptor.artifactType?.startsWith(SIGSTORE_BUNDLE_PREFIX) === true;
-}
+type Referrer = Descriptor & { readonly artifactType: string };
 
 function unique<T extends Descriptor>(descriptors: readonly T[]): T[] {
   const seen = new Set<string>();

@@ -1,8 +1,9 @@
 // Registry API URLs (distribution spec `/v2/...`), built only from validated parts so that a
 // repository or tag taken from a policy or a Secret can never turn into another path or host.
-import type { RepositoryRef } from './artifacts.js';
+
 import { isDigest } from './digest.js';
 import { RegistryError } from './errors.js';
+import type { RepositoryRef } from './references.js';
 
 const HOST =
   /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[a-f0-9:.]+\])(?::\d{1,5})?$/i;

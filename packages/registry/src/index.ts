@@ -9,15 +9,13 @@
  * The surface is pinned by `test/index.test.ts`.
  */
 export type {
-  BundleArtifact,
-  DigestRef,
-  DiscoveredArtifact,
+  ArtifactQuery,
+  ArtifactSource,
+  DigestTagQuery,
   DiscoveryRequest,
-  FoundArtifact,
-  LegacyAttestation,
-  LegacySignature,
-  RepositoryRef,
-  UnreadableArtifact,
+  ReferrersQuery,
+  StoredArtifact,
+  UnreadableCandidate,
 } from './artifacts.js';
 export {
   type FetchedManifest,
@@ -35,7 +33,13 @@ export type { CloudProviderName, CredentialProvider, ProviderContext } from './c
 export { CLOUD_PROVIDER_NAMES, createCloudProviders, isCloudProviderName } from './cloud/providers.js';
 export { fetchConfigFiles } from './config-files.js';
 export type { RegistryCall } from './deadline.js';
-export { type Discovery, type DiscoveryLimits, discoverArtifacts, type Truncation } from './discovery.js';
+export {
+  ArtifactDiscovery,
+  type ArtifactStore,
+  type Discovery,
+  type DiscoveryLimits,
+  type Truncation,
+} from './discovery.js';
 export { isInfrastructureFailure, RegistryError, type RegistryErrorCode } from './errors.js';
 export { type CredentialSource, Keychain } from './keychain.js';
 export type { Descriptor, ImageIndex, ImageManifest, Manifest } from './manifest.js';
@@ -56,3 +60,4 @@ export {
   PullSecretError,
   type RegistryCredential,
 } from './pull-secrets.js';
+export type { DigestRef, RepositoryRef } from './references.js';

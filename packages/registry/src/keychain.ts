@@ -2,13 +2,14 @@
 // a key is a host (with port when the registry has one, `*` allowed per label) and an optional
 // repository path prefix; `https://`, a `/v1/` or `/v2/` API suffix and Docker Hub's many names are
 // normalised away; the most specific matching key wins.
-import type { RepositoryRef } from './artifacts.js';
+
 import {
   type CredentialEntry,
   credentialsFromDockerConfig,
   credentialsFromSecret,
   type RegistryCredential,
 } from './pull-secrets.js';
+import type { RepositoryRef } from './references.js';
 
 /** What the registry client asks for credentials; a `Keychain` or anything else that can answer. */
 export interface CredentialSource {

@@ -14,15 +14,6 @@ export const IMAGE_MANIFEST_TYPES: ReadonlySet<string> = new Set([OCI_MANIFEST, 
 /** Media types of an index (a list of manifests). */
 export const INDEX_TYPES: ReadonlySet<string> = new Set([OCI_INDEX, DOCKER_MANIFEST_LIST]);
 
-/** A legacy cosign signature layer: the simple-signing payload. */
-export const COSIGN_SIMPLE_SIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
-/** A legacy cosign attestation layer: a DSSE envelope. */
-export const DSSE_ENVELOPE = 'application/vnd.dsse.envelope.v1+json';
-/** Prefix of every Sigstore bundle media type (`...bundle.v0.3+json`, `...bundle+json;version=0.1`). */
-export const SIGSTORE_BUNDLE_PREFIX = 'application/vnd.dev.sigstore.bundle';
-/** Manifest annotation cosign puts on a bundle referrer. */
-export const BUNDLE_PREDICATE_TYPE_ANNOTATION = 'dev.sigstore.bundle.predicateType';
-
 /** `type/subtype` of a Content-Type header, lowercased, without parameters. */
 export function essence(contentType: string | null): string {
   return (contentType ?? '').replace(/;.*$/s, '').trim().toLowerCase();

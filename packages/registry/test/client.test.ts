@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RepositoryRef } from '../src/artifacts.js';
 import { AuthCache } from '../src/auth.js';
 import { RegistryClient, type RegistryClientOptions } from '../src/client.js';
 import { RegistryError } from '../src/errors.js';
 import { Keychain } from '../src/keychain.js';
 import { dispatchFetch } from '../src/net/request.js';
+import type { RepositoryRef } from '../src/references.js';
 import { MemoryRegistry, OCI_EMPTY, OCI_INDEX, OCI_MANIFEST, sha256 } from './helpers/memory-registry.js';
 import { callWithin, type Handler, sendJson, startServer, type TestServer } from './helpers/server.js';
 

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DiscoveryRequest, RepositoryRef } from '../src/artifacts.js';
 import { RegistryClient } from '../src/client.js';
-import { discoverArtifacts } from '../src/discovery.js';
+import { ArtifactDiscovery } from '../src/discovery.js';
 import { RegistryError } from '../src/errors.js';
 import { dispatchFetch } from '../src/net/request.js';
+import type { RepositoryRef } from '../src/references.js';
+import { ATTESTATIONS, BUNDLES, discoverAll, SIGNATURES, type Wanted } from './helpers/cosign-discovery.js';
 import {
   DOCKER_MANIFEST,
   MemoryRegistry,
@@ -34,7 +35,7 @@ async function setup() {
   });
   const repo: RepositoryRef = { registry: server.host, repository: 'team/app' };
   const image = memory.pushImage('team/app', 'v1');
-  const request = (overrides: Partial<DiscoveryRequest> = {}): DiscoveryRequest => ({
+  const request = (overrides: Partial<Wanted> = {}): Wanted => ({
     image: { ...repo, digest: image.digest },
     legacySignatures: true,
     legacyAttestations: true,
@@ -108,38 +109,35 @@ describe('discoverArtifacts', () => {
     });
     pushBundleReferrer(memory, 'team/app', image, { artifactType: 'application/spdx+json' });
 
-    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    const found = await discoverAll(client, request(), callWithin(5_000));
 
     expect(found.truncated).toEqual([]);
     expect(found.skipped).toEqual([]);
-    expect(found.artifacts.map((artifact) => artifact.format)).toEqual([
-      'legacy-signature',
-      'legacy-attestation',
-      'bundle',
-    ]);
+    expect(found.artifacts.map((artifact) => artifact.query)).toEqual([SIGNATURES, ATTESTATIONS, BUNDLES]);
     const [sig, att, bundle] = found.artifacts;
     expect(sig).toEqual({
-      format: 'legacy-signature',
+      query: SIGNATURES,
       source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')} layer 0`,
-      payload: expect.any(Uint8Array),
+      bytes: expect.any(Uint8Array),
       annotations: { 'dev.cosignproject.cosign/signature': 'c2lnbmF0dXJl0' },
+      artifactType: SIMPLESIGNING,
     });
-    expect(sig?.format === 'legacy-signature' && sha256(sig.payload)).toBe(signature.digest);
-    expect(att?.format === 'legacy-attestation' && Buffer.from(att.envelope).toString()).toContain('in-toto');
-    expect(att?.format === 'legacy-attestation' && att.annotations).toEqual({
+    expect(sig && sha256(sig.bytes)).toBe(signature.digest);
+    expect(att && Buffer.from(att.bytes).toString()).toContain('in-toto');
+    expect(att?.annotations).toEqual({
       predicateType: 'https://slsa.dev/provenance/v1',
     });
     expect(bundle).toMatchObject({
-      format: 'bundle',
+      query: BUNDLES,
       source: `${repo.registry}/team/app@${referrer.digest}`,
       artifactType: BUNDLE,
-      predicateType: 'https://sigstore.dev/cosign/sign/v1',
+      annotations: { 'dev.sigstore.bundle.predicateType': 'https://sigstore.dev/cosign/sign/v1' },
     });
   });
 
   it('treats missing tags and no referrers as nothing found', async () => {
     const { client, request } = await setup();
-    expect(await discoverArtifacts(client, request(), callWithin(5_000))).toEqual({
+    expect(await discoverAll(client, request(), callWithin(5_000))).toEqual({
       artifacts: [],
       truncated: [],
       skipped: [],
@@ -149,16 +147,12 @@ describe('discoverArtifacts', () => {
   it('asks only for what the request wants', async () => {
     const { server, client, request } = await setup();
     const before = server.requests.length;
-    await discoverArtifacts(
-      client,
-      request({ legacyAttestations: false, bundles: false }),
-      callWithin(5_000),
-    );
+    await discoverAll(client, request({ legacyAttestations: false, bundles: false }), callWithin(5_000));
     const urls = server.requests.slice(before).map((seen) => seen.url);
     expect(urls).toHaveLength(1);
     expect(urls[0]).toMatch(/\.sig$/);
     const onlyBundles = server.requests.length;
-    await discoverArtifacts(
+    await discoverAll(
       client,
       request({ legacySignatures: false, legacyAttestations: false }),
       callWithin(5_000),
@@ -174,7 +168,7 @@ describe('discoverArtifacts', () => {
       signatureLayer(memory, 'team/app', image.digest),
     ]);
     pushBundleReferrer(memory, 'sigs/store', image);
-    const found = await discoverArtifacts(
+    const found = await discoverAll(
       client,
       request({
         signatureRepository: { ...repo, repository: 'sigs/store' },
@@ -198,7 +192,7 @@ describe('discoverArtifacts', () => {
       [signatureLayer(memory, 'team/app', image.digest)],
       DOCKER_MANIFEST,
     );
-    const found = await discoverArtifacts(client, request({ bundles: false }), callWithin(5_000));
+    const found = await discoverAll(client, request({ bundles: false }), callWithin(5_000));
     expect(found.artifacts).toHaveLength(1);
   });
 
@@ -206,12 +200,12 @@ describe('discoverArtifacts', () => {
     const { memory, client, repo, image, request } = await setup();
     const layers = Array.from({ length: 40 }, (_, n) => signatureLayer(memory, 'team/app', image.digest, n));
     pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
-    const found = await discoverArtifacts(client, request(), callWithin(10_000), { maxLayers: 32 });
+    const found = await discoverAll(client, request(), callWithin(10_000), { maxLayers: 32 });
     expect(found.artifacts).toHaveLength(32);
     expect(found.truncated).toEqual([
       {
         source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')}`,
-        kind: 'signature-layers',
+        query: SIGNATURES,
         by: 'count',
         limit: 32,
         found: 40,
@@ -228,24 +222,24 @@ describe('discoverArtifacts', () => {
       const bundle = memory.pushBlob('team/app', `{"n":${n},"pad":"${'x'.repeat(perLayer * 2)}"}`, BUNDLE);
       pushBundleReferrer(memory, 'team/app', image, { layers: [bundle] });
     }
-    const found = await discoverArtifacts(client, request(), callWithin(10_000), {
+    const found = await discoverAll(client, request(), callWithin(10_000), {
       maxTotalBytes: perLayer * 4,
       concurrency: 1,
     });
-    expect(found.artifacts.filter((artifact) => artifact.format === 'legacy-signature')).toHaveLength(4);
-    expect(found.artifacts.filter((artifact) => artifact.format === 'bundle')).toHaveLength(1);
+    expect(found.artifacts.filter((artifact) => artifact.query === SIGNATURES)).toHaveLength(4);
+    expect(found.artifacts.filter((artifact) => artifact.query === BUNDLES)).toHaveLength(1);
     expect(found.truncated).toMatchObject([
-      { kind: 'signature-layers', by: 'bytes', limit: perLayer * 4, found: 6 },
-      { kind: 'bundle-referrers', by: 'bytes', found: 3 },
+      { query: SIGNATURES, by: 'bytes', limit: perLayer * 4, found: 6 },
+      { query: BUNDLES, by: 'bytes', found: 3 },
     ]);
   });
 
   it('reads at most maxReferrers bundles and reports the truncation', async () => {
     const { memory, client, image, request } = await setup();
     for (let n = 0; n < 3; n++) pushBundleReferrer(memory, 'team/app', image);
-    const found = await discoverArtifacts(client, request(), callWithin(5_000), { maxReferrers: 2 });
+    const found = await discoverAll(client, request(), callWithin(5_000), { maxReferrers: 2 });
     expect(found.artifacts).toHaveLength(2);
-    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', by: 'count', limit: 2, found: 3 }]);
+    expect(found.truncated).toMatchObject([{ query: BUNDLES, by: 'count', limit: 2, found: 3 }]);
   });
 
   it('reports a referrers list the client cut short', async () => {
@@ -256,9 +250,9 @@ describe('discoverArtifacts', () => {
       insecureHosts: [server.host],
       limits: { referrersMaxDescriptors: 1 },
     });
-    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    const found = await discoverAll(client, request(), callWithin(5_000));
     expect(found.artifacts).toHaveLength(1);
-    expect(found.truncated).toMatchObject([{ kind: 'bundle-referrers', found: undefined }]);
+    expect(found.truncated).toMatchObject([{ query: BUNDLES, found: undefined }]);
   });
 
   it('skips unusable referrers and says why', async () => {
@@ -286,7 +280,7 @@ describe('discoverArtifacts', () => {
       { tag: tagOf(image.digest, '') },
     );
 
-    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    const found = await discoverAll(client, request(), callWithin(5_000));
 
     expect(found.artifacts.map((artifact) => artifact.source)).toEqual([
       `${repo.registry}/team/app@${good.digest}`,
@@ -294,38 +288,32 @@ describe('discoverArtifacts', () => {
     const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
     expect(found.skipped).toEqual([
       {
-        format: 'unreadable',
-        listedAs: 'bundle',
+        query: BUNDLES,
         source: at(noLayers.digest),
         reason: 'the referrer has 0 bundle layers, not exactly one',
       },
       {
-        format: 'unreadable',
-        listedAs: 'bundle',
+        query: BUNDLES,
         source: at(twoLayers.digest),
         reason: 'the referrer has 2 bundle layers, not exactly one',
       },
       {
-        format: 'unreadable',
-        listedAs: 'bundle',
+        query: BUNDLES,
         source: at(otherSubject.digest),
         reason: `the referrer's subject is ${sha256('other image')}, not ${image.digest}`,
       },
       {
-        format: 'unreadable',
-        listedAs: 'bundle',
+        query: BUNDLES,
         source: at(sbom.digest),
         reason: 'the referrer\'s artifactType is "application/spdx+json", not a Sigstore bundle',
       },
       {
-        format: 'unreadable',
-        listedAs: 'bundle',
+        query: BUNDLES,
         source: at(index.digest),
         reason: 'the referrer is an index, not an image manifest',
       },
       {
-        format: 'unreadable',
-        listedAs: 'bundle',
+        query: BUNDLES,
         source: at(missing.digest),
         reason: 'the referrer manifest is listed but does not exist',
       },
@@ -346,15 +334,18 @@ describe('discoverArtifacts', () => {
       { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [listed] },
       { tag: tagOf(image.digest, '') },
     );
-    const [bundle] = (await discoverArtifacts(client, request(), callWithin(5_000))).artifacts;
-    expect(bundle).toMatchObject({ artifactType: BUNDLE, predicateType: 'p' });
+    const [bundle] = (await discoverAll(client, request(), callWithin(5_000))).artifacts;
+    expect(bundle).toMatchObject({
+      artifactType: BUNDLE,
+      annotations: { 'dev.sigstore.bundle.predicateType': 'p' },
+    });
   });
 
   it('leaves predicateType undefined when nobody states it', async () => {
     const { memory, client, image, request } = await setup();
     pushBundleReferrer(memory, 'team/app', image);
-    const [bundle] = (await discoverArtifacts(client, request(), callWithin(5_000))).artifacts;
-    expect(bundle).toMatchObject({ format: 'bundle', predicateType: undefined });
+    const [bundle] = (await discoverAll(client, request(), callWithin(5_000))).artifacts;
+    expect(bundle).toMatchObject({ query: BUNDLES, annotations: {} });
   });
 
   it('refuses a .sig tag that points at an index', async () => {
@@ -364,9 +355,7 @@ describe('discoverArtifacts', () => {
       { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [] },
       { tag: tagOf(image.digest, '.sig') },
     );
-    const error = await discoverArtifacts(client, request(), callWithin(5_000)).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await discoverAll(client, request(), callWithin(5_000)).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RegistryError);
     expect((error as RegistryError).code).toBe('MALFORMED');
   });
@@ -375,11 +364,11 @@ describe('discoverArtifacts', () => {
     const { memory, server, client, image, request } = await setup();
     const layer = signatureLayer(memory, 'team/app', image.digest);
     pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [{ ...layer, size: 2 * 1024 * 1024 }]);
-    const found = await discoverArtifacts(client, request(), callWithin(5_000));
+    const found = await discoverAll(client, request(), callWithin(5_000));
     expect(found.artifacts).toEqual([]);
     expect(found.skipped).toMatchObject([
       {
-        listedAs: 'legacy-signature',
+        query: SIGNATURES,
         reason: `layer ${layer.digest} announces 2097152 bytes; the limit is 1048576`,
       },
     ]);
@@ -397,7 +386,7 @@ describe('discoverArtifacts', () => {
           ? new Response('down', { status: 503 })
           : dispatchFetch(url, init),
     });
-    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+    const error = (await discoverAll(client, request(), callWithin(5_000)).catch(
       (caught: unknown) => caught,
     )) as RegistryError;
     expect(error.code).toBe('SERVER_ERROR');
@@ -413,7 +402,7 @@ describe('discoverArtifacts', () => {
       fetch: async (url, init) =>
         url.pathname.includes('/blobs/') ? new Response('down', { status: 503 }) : dispatchFetch(url, init),
     });
-    const error = (await discoverArtifacts(client, request(), callWithin(5_000)).catch(
+    const error = (await discoverAll(client, request(), callWithin(5_000)).catch(
       (caught: unknown) => caught,
     )) as RegistryError;
     expect(error.code).toBe('SERVER_ERROR');
@@ -428,13 +417,13 @@ describe('discoverArtifacts', () => {
       insecureHosts: [server.host],
       retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
     });
-    const request: DiscoveryRequest = {
+    const request: Wanted = {
       image: { registry: server.host, repository: 'a', digest: sha256('i') },
       legacySignatures: true,
       legacyAttestations: false,
       bundles: false,
     };
-    const error = (await discoverArtifacts(client, request, callWithin(5_000)).catch(
+    const error = (await discoverAll(client, request, callWithin(5_000)).catch(
       (caught: unknown) => caught,
     )) as RegistryError;
     expect(error.code).toBe('SERVER_ERROR');
@@ -446,13 +435,12 @@ describe('discoverArtifacts', () => {
       const good = signatureLayer(memory, 'team/app', image.digest, 1);
       const huge = { ...signatureLayer(memory, 'team/app', image.digest, 2), size: 2 * 1024 * 1024 };
       pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [huge, good]);
-      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      const found = await discoverAll(client, request(), callWithin(5_000));
       expect(found.artifacts).toHaveLength(1);
       expect(found.artifacts[0]?.source).toMatch(/\.sig layer 1$/);
       expect(found.skipped).toMatchObject([
         {
-          format: 'unreadable',
-          listedAs: 'legacy-signature',
+          query: SIGNATURES,
           reason: expect.stringContaining('2097152 bytes'),
         },
       ]);
@@ -467,7 +455,7 @@ describe('discoverArtifacts', () => {
       memory.blobs.delete(`team/app@${missing.digest}`);
       const good = signatureLayer(memory, 'team/app', image.digest, 3);
       pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [tampered, missing, good]);
-      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      const found = await discoverAll(client, request(), callWithin(5_000));
       expect(found.artifacts.map((artifact) => artifact.source.split(' ').at(-1))).toEqual(['2']);
       expect(found.skipped.map((skipped) => skipped.reason)).toEqual([
         expect.stringMatching(/^blob sha256:\w+ hashes to sha256:\w+, not sha256:\w+$/),
@@ -481,7 +469,7 @@ describe('discoverArtifacts', () => {
         signatureLayer(memory, 'team/app', image.digest, n),
       );
       pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), layers);
-      const found = await discoverArtifacts(client, request(), callWithin(10_000));
+      const found = await discoverAll(client, request(), callWithin(10_000));
       expect(found.artifacts).toHaveLength(40);
       expect(found.truncated).toEqual([]);
     });
@@ -505,22 +493,54 @@ describe('discoverArtifacts', () => {
         { tag: tagOf(image.digest, '') },
       );
       memory.referrersApi = false;
-      const found = await discoverArtifacts(client, request(), callWithin(5_000));
+      const found = await discoverAll(client, request(), callWithin(5_000));
       expect(found.artifacts.map((artifact) => artifact.source)).toEqual([
         expect.stringContaining(good.digest),
       ]);
       expect(found.skipped).toMatchObject([
-        { listedAs: 'bundle', source: expect.stringContaining(brokenDigest) },
+        { query: BUNDLES, source: expect.stringContaining(brokenDigest) },
       ]);
     });
   });
 
   it('refuses a tag prefix that makes an invalid tag', async () => {
     const { client, request } = await setup();
-    const error = (await discoverArtifacts(client, request({ tagPrefix: 'bad/' }), callWithin(5_000)).catch(
+    const error = (await discoverAll(client, request({ tagPrefix: 'bad/' }), callWithin(5_000)).catch(
       (caught: unknown) => caught,
     )) as RegistryError;
     expect(error.code).toBe('INVALID_REQUEST');
     expect(error.message).toContain('tag prefix "bad/"');
+  });
+});
+
+describe('ArtifactDiscovery', () => {
+  it('reads each distinct request once, and lists the referrers once for every query that reads them', async () => {
+    const { memory, server, client, image, request } = await setup();
+    pushLegacy(memory, 'team/app', tagOf(image.digest, '.sig'), [
+      signatureLayer(memory, 'team/app', image.digest),
+    ]);
+    pushBundleReferrer(memory, 'team/app', image);
+    const other = pushBundleReferrer(memory, 'team/app', image, {
+      artifactType: 'application/vnd.example.other',
+    });
+    const { legacySignatures: _s, legacyAttestations: _a, bundles: _b, ...where } = request();
+    const OTHER = { ...BUNDLES, artifactType: 'application/vnd.example.other', artifactName: 'other' };
+    const discovery = new ArtifactDiscovery(client);
+    const before = server.requests.length;
+    const [first, again, bundles, others] = await Promise.all([
+      discovery.discover({ ...where, query: SIGNATURES }, callWithin(5_000)),
+      discovery.discover({ ...where, query: SIGNATURES }, callWithin(5_000)),
+      discovery.discover({ ...where, query: BUNDLES }, callWithin(5_000)),
+      discovery.discover({ ...where, query: OTHER }, callWithin(5_000)),
+    ]);
+    expect(again).toBe(first);
+    expect(first.artifacts).toHaveLength(1);
+    expect(bundles.artifacts).toHaveLength(1);
+    expect(others.artifacts.map((artifact) => artifact.source)).toEqual([
+      expect.stringContaining(other.digest),
+    ]);
+    const urls = server.requests.slice(before).map((seen) => seen.url);
+    expect(urls.filter((url) => url.includes('.sig'))).toHaveLength(1);
+    expect(urls.filter((url) => url.includes('/referrers/'))).toHaveLength(1);
   });
 });

@@ -6,6 +6,7 @@ import * as registry from '../src/index.js';
 test('the public runtime exports are exactly these', () => {
   expect(Object.keys(registry).sort()).toEqual([
     'AcrCredentials',
+    'ArtifactDiscovery',
     'BodyTooLargeError',
     'CLOUD_PROVIDER_NAMES',
     'EcrCredentials',
@@ -21,7 +22,6 @@ test('the public runtime exports are exactly these', () => {
     'createDispatcher',
     'credentialsFromDockerConfig',
     'credentialsFromSecret',
-    'discoverArtifacts',
     'dispatchFetch',
     'fetchConfigFiles',
     'isCloudProviderName',

@@ -6,17 +6,18 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DiscoveryRequest, LegacyAttestation, LegacySignature } from '../src/artifacts.js';
 import { RegistryClient } from '../src/client.js';
-import { discoverArtifacts } from '../src/discovery.js';
 import { RegistryError } from '../src/errors.js';
 import { dispatchFetch } from '../src/net/request.js';
+import { ATTESTATIONS, BUNDLES, discoverAll, SIGNATURES, type Wanted } from './helpers/cosign-discovery.js';
 import { sha256 } from './helpers/memory-registry.js';
 import { callWithin } from './helpers/server.js';
 import { ensureTestTools, loadTestbed, type Testbed } from './helpers/testbed.js';
 
 const BUNDLE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
 const COSIGN_SIGN_PREDICATE = 'https://sigstore.dev/cosign/sign/v1';
+/** The annotation cosign puts on a bundle referrer. */
+const PREDICATE_TYPE = 'dev.sigstore.bundle.predicateType';
 const SETUP_TIMEOUT = 30 * 60_000;
 const TEST_TIMEOUT = 120_000;
 
@@ -60,7 +61,7 @@ describe('the registry layer against real registries', () => {
 
   const push = (registry: Testbed.Registry, repository: string) =>
     testbed.pushRandomImage(registry, repository, 'v1', { crane, workDir: runDir });
-  const request = (registry: Testbed.Registry, repository: string, digest: string): DiscoveryRequest => ({
+  const request = (registry: Testbed.Registry, repository: string, digest: string): Wanted => ({
     image: { registry: registry.host, repository, digest },
     legacySignatures: true,
     legacyAttestations: true,
@@ -105,7 +106,7 @@ describe('the registry layer against real registries', () => {
           .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(RegistryError);
         expect((error as RegistryError).code).toBe('NOT_FOUND');
-        const found = await discoverArtifacts(
+        const found = await discoverAll(
           client,
           request(registry, 'images/unsigned', digest),
           callWithin(10_000),
@@ -121,14 +122,10 @@ describe('the registry layer against real registries', () => {
     async () => {
       const digest = await push(plain, 'signed/legacy');
       await cosign.signLegacyKeyed(`${plain.host}/signed/legacy@${digest}`, key);
-      const found = await discoverArtifacts(
-        client,
-        request(plain, 'signed/legacy', digest),
-        callWithin(20_000),
-      );
-      expect(found.artifacts.map((artifact) => artifact.format)).toEqual(['legacy-signature']);
-      const signature = found.artifacts[0] as LegacySignature;
-      const payload = JSON.parse(Buffer.from(signature.payload).toString('utf8')) as {
+      const found = await discoverAll(client, request(plain, 'signed/legacy', digest), callWithin(20_000));
+      expect(found.artifacts.map((artifact) => artifact.query)).toEqual([SIGNATURES]);
+      const signature = found.artifacts[0] as (typeof found.artifacts)[number];
+      const payload = JSON.parse(Buffer.from(signature.bytes).toString('utf8')) as {
         critical: { image: { 'docker-manifest-digest': string }; type: string };
       };
       expect(payload.critical.image['docker-manifest-digest']).toBe(digest);
@@ -151,19 +148,15 @@ describe('the registry layer against real registries', () => {
       expect(referrers.via).toBe('referrers-api');
       expect(referrers.descriptors).toHaveLength(1);
 
-      const found = await discoverArtifacts(
-        client,
-        request(oci, 'signed/bundle', digest),
-        callWithin(20_000),
-      );
+      const found = await discoverAll(client, request(oci, 'signed/bundle', digest), callWithin(20_000));
       expect(found.artifacts).toHaveLength(1);
       expect(found.artifacts[0]).toMatchObject({
-        format: 'bundle',
+        query: BUNDLES,
         artifactType: BUNDLE,
-        predicateType: COSIGN_SIGN_PREDICATE,
+        annotations: { [PREDICATE_TYPE]: COSIGN_SIGN_PREDICATE },
         source: `${oci.host}/signed/bundle@${referrers.descriptors[0]?.digest}`,
       });
-      const bundle = found.artifacts[0]?.format === 'bundle' ? found.artifacts[0].bundle : new Uint8Array();
+      const bundle = found.artifacts[0]?.bytes ?? new Uint8Array();
       expect(JSON.parse(Buffer.from(bundle).toString('utf8'))).toMatchObject({
         mediaType: BUNDLE,
         dsseEnvelope: { payloadType: 'application/vnd.in-toto+json' },
@@ -185,16 +178,12 @@ describe('the registry layer against real registries', () => {
         `GET /v2/signed/fallback/referrers/${digest}`,
         `GET /v2/signed/fallback/manifests/${digest.replace(':', '-')}`,
       ]);
-      const found = await discoverArtifacts(
-        client,
-        request(plain, 'signed/fallback', digest),
-        callWithin(20_000),
-      );
+      const found = await discoverAll(client, request(plain, 'signed/fallback', digest), callWithin(20_000));
       expect(found.artifacts).toHaveLength(1);
       expect(found.artifacts[0]).toMatchObject({
-        format: 'bundle',
+        query: BUNDLES,
         artifactType: BUNDLE,
-        predicateType: COSIGN_SIGN_PREDICATE,
+        annotations: { [PREDICATE_TYPE]: COSIGN_SIGN_PREDICATE },
       });
     },
     TEST_TIMEOUT,
@@ -213,15 +202,9 @@ describe('the registry layer against real registries', () => {
         type: predicateType,
         format: 'legacy',
       });
-      const legacy = await discoverArtifacts(
-        client,
-        request(plain, 'attested/app', onPlain),
-        callWithin(20_000),
-      );
-      expect(legacy.artifacts.map((artifact) => artifact.format)).toEqual(['legacy-attestation']);
-      const envelope = JSON.parse(
-        Buffer.from((legacy.artifacts[0] as LegacyAttestation).envelope).toString('utf8'),
-      ) as {
+      const legacy = await discoverAll(client, request(plain, 'attested/app', onPlain), callWithin(20_000));
+      expect(legacy.artifacts.map((artifact) => artifact.query)).toEqual([ATTESTATIONS]);
+      const envelope = JSON.parse(Buffer.from(legacy.artifacts[0]?.bytes ?? []).toString('utf8')) as {
         payloadType: string;
         payload: string;
       };
@@ -239,12 +222,10 @@ describe('the registry layer against real registries', () => {
         type: predicateType,
         format: 'bundle',
       });
-      const bundles = await discoverArtifacts(
-        client,
-        request(oci, 'attested/app', onOci),
-        callWithin(20_000),
-      );
-      expect(bundles.artifacts).toMatchObject([{ format: 'bundle', predicateType }]);
+      const bundles = await discoverAll(client, request(oci, 'attested/app', onOci), callWithin(20_000));
+      expect(bundles.artifacts).toMatchObject([
+        { query: BUNDLES, annotations: { [PREDICATE_TYPE]: predicateType } },
+      ]);
     },
     TEST_TIMEOUT,
   );

@@ -2,10 +2,11 @@
 // AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE, through @azure/identity), exchanged
 // at the registry's own `/oauth2/exchange` for an ACR refresh token, which the Bearer flow then
 // trades for access tokens at the registry's token endpoint (as `docker login` with a token does).
-import type { RepositoryRef } from '../artifacts.js';
+
 import { apiUrl } from '../endpoint.js';
 import { RegistryError } from '../errors.js';
 import type { RegistryCredential } from '../pull-secrets.js';
+import type { RepositoryRef } from '../references.js';
 import {
   CredentialCache,
   type CredentialProvider,

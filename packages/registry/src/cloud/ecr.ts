@@ -2,9 +2,10 @@
 // instance role, environment), `GetAuthorizationToken` for the registry named by the host, and
 // the token as Basic credentials (`AWS:<password>`), kept until shortly before it expires (12 h).
 // Public ECR (`public.ecr.aws`) uses ECR Public's `GetAuthorizationToken` (us-east-1).
-import type { RepositoryRef } from '../artifacts.js';
+
 import { RegistryError } from '../errors.js';
 import type { RegistryCredential } from '../pull-secrets.js';
+import type { RepositoryRef } from '../references.js';
 import {
   CredentialCache,
   type CredentialProvider,

@@ -2,8 +2,9 @@
 // Workload Identity through the metadata server, a service account key file named by
 // GOOGLE_APPLICATION_CREDENTIALS, ...) give an OAuth access token, which the registry takes as the
 // password of the user `oauth2accesstoken`. google-auth-library caches and refreshes the token.
-import type { RepositoryRef } from '../artifacts.js';
+
 import type { RegistryCredential } from '../pull-secrets.js';
+import type { RepositoryRef } from '../references.js';
 import { type CredentialProvider, type ProviderContext, providerFailure, withinCall } from './provider.js';
 
 /** gcr.io and its regional hosts, and Artifact Registry's `<location>-docker.pkg.dev`. */

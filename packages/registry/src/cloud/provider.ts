@@ -3,11 +3,12 @@
 // pull secret matched, and never sends a cloud token anywhere else. Its failures are registry
 // errors (`CREDENTIALS_FAILED`, an infrastructure failure) naming the provider and the cause.
 // SDKs load on first use, so a deployment that enables no provider never loads one.
-import type { RepositoryRef } from '../artifacts.js';
+
 import type { RegistryCall } from '../deadline.js';
 import { RegistryError } from '../errors.js';
 import type { HttpTransport } from '../http.js';
 import type { RegistryCredential } from '../pull-secrets.js';
+import type { RepositoryRef } from '../references.js';
 
 /** What a provider may use while producing a credential. */
 export interface ProviderContext {

@@ -16,7 +16,8 @@ import {
   policyModeOf,
   type Source,
 } from '@signet/k8s-types';
-import type { RepositoryRef } from '../artifacts.js';
+import type { RepositoryRef } from '@signet/registry';
+import { SIGNATURE_FORMATS, type SignatureFormat, type SignatureFormats } from '../formats/index.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
 import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
@@ -55,6 +56,8 @@ export interface CompileContext {
   readonly fetchRemotePolicy?: RemotePolicyFetch;
   /** Public keys for `key.kms` (a `KmsKeyStore`). Without it, KMS authorities are refused. */
   readonly kmsKeys?: KmsKeySource;
+  /** The signature formats authorities choose from, and hints look in (default `SIGNATURE_FORMATS`). */
+  readonly formats?: SignatureFormats;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -81,8 +84,6 @@ interface AuthorityBase {
   readonly name: string;
   readonly index: number;
   readonly sources: readonly AuthoritySource[];
-  /** Which artifacts the authority considers: legacy `.sig`/`.att` tags, or Sigstore bundle referrers. */
-  readonly signatureFormat: 'legacy' | 'bundle';
   /** Wanted attestations; an authority with none verifies signatures instead. */
   readonly attestations: readonly CompiledAttestation[];
 }
@@ -103,6 +104,10 @@ export type StaticAuthority = AuthorityBase & {
 
 export type SignerAuthority = AuthorityBase & {
   readonly type: 'key' | 'keyless';
+  /** The signature formats whose artifacts count (`signatureFormat`, or the defaults). */
+  readonly formats: readonly SignatureFormat[];
+  /** Every other registered format: read only to say, on a denial, what the image has there. */
+  readonly otherFormats: readonly SignatureFormat[];
   readonly requirements: Requirements;
   readonly state: SignerState;
 };
@@ -174,7 +179,6 @@ async function compileAuthority(
     name,
     index,
     sources: compileSources(authority.source ?? [], site),
-    signatureFormat: authority.signatureFormat ?? 'legacy',
     attestations: await Promise.all(
       (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
     ),
@@ -187,6 +191,7 @@ async function compileAuthority(
       message: authority.static.message,
     });
   }
+  const formats = formatsOf(authority, site, context);
   const keyContext: KeyRefContext = {
     lookupSecret: context.lookupSecret,
     secretNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
@@ -197,7 +202,26 @@ async function compileAuthority(
   const requirements = requirementsOf(authority);
   const type = authority.key !== undefined ? 'key' : 'keyless';
   const state = await signerState(authority, signer, requirements, resolver);
-  return Object.freeze({ ...base, type, requirements, state });
+  return Object.freeze({ ...base, type, ...formats, requirements, state });
+}
+
+/** The formats `authority` reads, and the others, from the registered formats. */
+function formatsOf(
+  authority: Authority,
+  site: PolicySite,
+  context: CompileContext,
+): Pick<SignerAuthority, 'formats' | 'otherFormats'> {
+  const registered = context.formats ?? SIGNATURE_FORMATS;
+  const formats = registered.select(authority.signatureFormat);
+  if (formats === undefined) {
+    const known = registered.all.map((format) => format.name).join(', ');
+    throw new PolicyCompileError(
+      'UNSUPPORTED_SIGNATURE_FORMAT',
+      { ...site, path: `${site.path}.signatureFormat` },
+      `${JSON.stringify(authority.signatureFormat)} is not a signature format this verifier reads (${known})`,
+    );
+  }
+  return { formats, otherFormats: registered.others(formats) };
 }
 
 async function signerState(

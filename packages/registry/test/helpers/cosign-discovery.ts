@@ -1,0 +1,62 @@
+// The three queries the verifier's legacy and bundle formats make (its `formats/legacy.ts` and
+// `bundle.ts`), for the discovery tests here: cosign's `.sig` and `.att` tags and Sigstore bundle
+// referrers, run together as one image's discovery is.
+import type {
+  ArtifactQuery,
+  DiscoveryRequest,
+  StoredArtifact,
+  UnreadableCandidate,
+} from '../../src/artifacts.js';
+import type { RegistryClient } from '../../src/client.js';
+import type { RegistryCall } from '../../src/deadline.js';
+import { type DiscoveryLimits, discoverArtifacts, type Truncation } from '../../src/discovery.js';
+
+const SIMPLESIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
+const DSSE = 'application/vnd.dsse.envelope.v1+json';
+
+export const SIGNATURES: ArtifactQuery = { kind: 'digest-tag', suffix: 'sig', mediaType: SIMPLESIGNING };
+export const ATTESTATIONS: ArtifactQuery = { kind: 'digest-tag', suffix: 'att', mediaType: DSSE };
+export const BUNDLES: ArtifactQuery = {
+  kind: 'referrers',
+  artifactType: 'application/vnd.dev.sigstore.bundle',
+  layerMediaType: 'application/vnd.dev.sigstore.bundle',
+  artifactName: 'Sigstore bundle',
+  layerName: 'bundle',
+};
+
+/** Where to look, and which of the three queries to run. */
+export interface Wanted extends Omit<DiscoveryRequest, 'query'> {
+  readonly legacySignatures: boolean;
+  readonly legacyAttestations: boolean;
+  readonly bundles: boolean;
+}
+
+/** The wanted queries' discoveries (at once), in this order, each find labelled by its query. */
+export async function discoverAll(
+  client: RegistryClient,
+  wanted: Wanted,
+  call: RegistryCall,
+  limits: Partial<DiscoveryLimits> = {},
+) {
+  const { legacySignatures, legacyAttestations, bundles, ...where } = wanted;
+  const queries = [
+    ...(legacySignatures ? [SIGNATURES] : []),
+    ...(legacyAttestations ? [ATTESTATIONS] : []),
+    ...(bundles ? [BUNDLES] : []),
+  ];
+  const found = await Promise.all(
+    queries.map(async (query) => ({
+      query,
+      ...(await discoverArtifacts(client, { ...where, query }, call, limits)),
+    })),
+  );
+  return {
+    artifacts: found.flatMap(({ query, artifacts }) =>
+      artifacts.map((artifact): StoredArtifact & { query: ArtifactQuery } => ({ query, ...artifact })),
+    ),
+    truncated: found.flatMap(({ truncated }): Truncation[] => [...truncated]),
+    skipped: found.flatMap(({ query, skipped }) =>
+      skipped.map((candidate): UnreadableCandidate & { query: ArtifactQuery } => ({ query, ...candidate })),
+    ),
+  };
+}
