@@ -31,6 +31,7 @@ export { EcrCredentials, type EcrCredentialsOptions, type EcrRegistry } from './
 export { GcpCredentials, type GcpCredentialsOptions } from './cloud/gcp.js';
 export type { CloudProviderName, CredentialProvider, ProviderContext } from './cloud/provider.js';
 export { CLOUD_PROVIDER_NAMES, createCloudProviders, isCloudProviderName } from './cloud/providers.js';
+export { SdkNotInstalledError } from './cloud/sdk.js';
 export { fetchConfigFiles } from './config-files.js';
 export type { RegistryCall } from './deadline.js';
 export {

@@ -16,6 +16,7 @@ test('the public runtime exports are exactly these', () => {
     'PullSecretError',
     'RegistryClient',
     'RegistryError',
+    'SdkNotInstalledError',
     'UnreachableError',
     'cancelQuietly',
     'createCloudProviders',

@@ -14,6 +14,7 @@ import {
   providerFailure,
   withinCall,
 } from './provider.js';
+import { importSdk } from './sdk.js';
 
 /** The user name ACR expects with a refresh token. */
 export const ACR_REFRESH_TOKEN_USER = '00000000-0000-0000-0000-000000000000';
@@ -145,7 +146,10 @@ async function loadAzureIdentity(
 ): Promise<EntraTokenSource> {
   // The default chain: environment, then workload identity (AZURE_FEDERATED_TOKEN_FILE and friends,
   // set by AKS's workload identity webhook), then managed identity.
-  const { DefaultAzureCredential } = await import('@azure/identity');
+  const { DefaultAzureCredential } = await importSdk<typeof import('@azure/identity')>(
+    'acr',
+    '@azure/identity',
+  );
   const credential = new DefaultAzureCredential({ ...options });
   return {
     token: async (scope, signal) => {

@@ -13,6 +13,7 @@ import {
   providerFailure,
   withinCall,
 } from './provider.js';
+import { importSdk } from './sdk.js';
 
 /** Which ECR registry a host is: its registry (account) ID and region; `public` for ECR Public. */
 export type EcrRegistry =
@@ -155,8 +156,8 @@ function tokenCredential(
 /** The real SDK, loaded on first use; API calls honour the proxy variables. */
 async function loadAwsSdk(options: EcrCredentialsOptions): Promise<EcrSdk> {
   const [ecr, ecrPublic, { Agent: HttpAgent }, { Agent: HttpsAgent }] = await Promise.all([
-    import('@aws-sdk/client-ecr'),
-    import('@aws-sdk/client-ecr-public'),
+    importSdk<typeof import('@aws-sdk/client-ecr')>('ecr', '@aws-sdk/client-ecr'),
+    importSdk<typeof import('@aws-sdk/client-ecr-public')>('ecr', '@aws-sdk/client-ecr-public'),
     import('node:http'),
     import('node:https'),
   ]);

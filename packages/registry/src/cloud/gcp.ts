@@ -6,6 +6,7 @@
 import type { RegistryCredential } from '../pull-secrets.js';
 import type { RepositoryRef } from '../references.js';
 import { type CredentialProvider, type ProviderContext, providerFailure, withinCall } from './provider.js';
+import { importSdk } from './sdk.js';
 
 /** gcr.io and its regional hosts, and Artifact Registry's `<location>-docker.pkg.dev`. */
 export function isGoogleRegistry(host: string): boolean {
@@ -75,7 +76,7 @@ export class GcpCredentials implements CredentialProvider {
 }
 
 async function loadGoogleAuth(): Promise<AccessTokenSource> {
-  const { GoogleAuth } = await import('google-auth-library');
+  const { GoogleAuth } = await importSdk<typeof import('google-auth-library')>('gcp', 'google-auth-library');
   const auth = new GoogleAuth({ scopes: [SCOPE] });
   return { accessToken: () => auth.getAccessToken() };
 }

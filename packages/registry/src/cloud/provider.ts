@@ -9,6 +9,7 @@ import { RegistryError } from '../errors.js';
 import type { HttpTransport } from '../http.js';
 import type { RegistryCredential } from '../pull-secrets.js';
 import type { RepositoryRef } from '../references.js';
+import { SdkNotInstalledError } from './sdk.js';
 
 /** What a provider may use while producing a credential. */
 export interface ProviderContext {
@@ -40,6 +41,12 @@ export function providerFailure(
   cause: unknown,
 ): RegistryError {
   if (cause instanceof RegistryError) return cause;
+  if (cause instanceof SdkNotInstalledError) {
+    return new RegistryError('CREDENTIALS_FAILED', repository, cause.message, {
+      cause,
+      causeInMessage: true,
+    });
+  }
   const text =
     cause instanceof Error
       ? `${cause.name === 'Error' ? '' : `${cause.name}: `}${cause.message}`
