@@ -10,6 +10,14 @@
  */
 export { type CacheResult, VerificationCache, type VerificationCacheOptions } from './cache.js';
 export {
+  type Evidence,
+  type EvidenceNoun,
+  type FormatQuery,
+  SIGNATURE_FORMATS,
+  type SignatureFormat,
+  type SignatureFormats,
+} from './formats/index.js';
+export {
   type ImageToVerify,
   type ImageVerification,
   ImageVerifier,

@@ -12,6 +12,7 @@ test('the public runtime exports are exactly these', async () => {
     'PolicyCompileError',
     'RemotePolicyError',
     'RemoteTrustRoots',
+    'SIGNATURE_FORMATS',
     'SignatureCheckError',
     'TagCache',
     'TrustRootError',

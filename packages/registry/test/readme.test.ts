@@ -1,0 +1,70 @@
+// The README holds: its API table lists exactly what `src/index.ts` exports, and its example is
+// `helpers/readme-example.ts` verbatim and prints what the README says, against a real OCI 1.1
+// registry and an image signed by the real cosign in both formats.
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { apiTableNames, exportedNames } from '../../../scripts/readme-api.ts';
+import { ensureTestTools, loadTestbed, type Testbed } from './helpers/testbed.js';
+
+const SETUP_TIMEOUT = 30 * 60_000;
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+it('the API table lists every export of src/index.ts, once', () => {
+  const listed = apiTableNames(readme);
+  expect([...listed].sort()).toEqual(
+    exportedNames(readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8')),
+  );
+});
+
+it('the README shows the example verbatim', () => {
+  const source = readFileSync(new URL('./helpers/readme-example.ts', import.meta.url), 'utf8');
+  const example = source
+    .slice(source.indexOf('\n') + 1)
+    .replace("from '../../src/index.js'", "from '@signet/registry'");
+  expect(readme).toContain(example);
+});
+
+describe('the README example', () => {
+  let group: Testbed.ProcessGroup | undefined;
+  let runDir = '';
+  let host = '';
+  let digest = '';
+
+  beforeAll(async () => {
+    const testbed = await loadTestbed();
+    const { crane } = await ensureTestTools(testbed, ['crane', 'cosign', 'oci-registry']);
+    runDir = await testbed.createRunDir('signet-registry-readme-');
+    group = new testbed.ProcessGroup({ runDir, graceMs: 2_000 });
+    const registry = await testbed.startRegistry({ referrers: true, group });
+    host = registry.host;
+    digest = await testbed.pushRandomImage(registry, 'team/app', 'v1', { crane, workDir: runDir });
+    const cosign = await testbed.createCosign({ workDir: runDir });
+    const key = await cosign.generateKeyPair(join(runDir, 'keys'), 'pw');
+    await cosign.signLegacyKeyed(`${host}/team/app@${digest}`, key);
+    await cosign.signBundleKeyed(`${host}/team/app@${digest}`, key);
+  }, SETUP_TIMEOUT);
+
+  afterAll(async () => {
+    await group?.stopAll();
+    if (runDir !== '' && !process.env.SIGNET_KEEP_RUN_DIR) await rm(runDir, { recursive: true, force: true });
+  });
+
+  it('resolves the tag and finds the bundle referrer and the legacy signature', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    const argv = process.argv;
+    try {
+      process.argv = [argv[0] ?? 'node', 'inspect.ts', host, 'team/app', 'v1', host];
+      await import('./helpers/readme-example.js');
+      expect(log.mock.calls).toEqual([
+        [`team/app:v1 is ${digest}, an image manifest`],
+        ['referrer application/vnd.dev.sigstore.bundle.v0.3+json (referrers-api)'],
+        [`1 signature layer(s) under ${digest.replace(':', '-')}.sig`],
+      ]);
+    } finally {
+      process.argv = argv;
+      log.mockRestore();
+    }
+  });
+});
