@@ -47,3 +47,40 @@ describe('a cloud provider whose SDK is not installed', () => {
     });
   });
 });
+
+describe('importSdk, in this process', () => {
+  it('loads an installed module, and names one that is not installed', async () => {
+    const { importSdk, SdkNotInstalledError } = await import('../src/cloud/sdk.js');
+    expect(typeof (await importSdk<typeof import('node:path')>('gcp', 'node:path')).join).toBe('function');
+    const missing = await importSdk('gcp', '@signet/not-installed-anywhere').catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(SdkNotInstalledError);
+    expect(missing).toMatchObject({
+      code: 'SDK_NOT_INSTALLED',
+      provider: 'gcp',
+      module: '@signet/not-installed-anywhere',
+    });
+  });
+
+  it('passes on what else a module throws while loading', async () => {
+    const { importSdk } = await import('../src/cloud/sdk.js');
+    const broken = `data:text/javascript,${encodeURIComponent('throw new Error("broken SDK")')}`;
+    await expect(importSdk('acr', broken)).rejects.toThrow('broken SDK');
+  });
+
+  it('is a CREDENTIALS_FAILED registry error that says the cause once', async () => {
+    const { providerFailure } = await import('../src/cloud/provider.js');
+    const { SdkNotInstalledError } = await import('../src/cloud/sdk.js');
+    const error = providerFailure(
+      'ECR',
+      { registry: 'r.example', repository: 'a' },
+      'GetAuthorizationToken',
+      new SdkNotInstalledError('ecr', '@aws-sdk/client-ecr'),
+    );
+    expect(error).toMatchObject({
+      code: 'CREDENTIALS_FAILED',
+      causeInMessage: true,
+      message:
+        'registry r.example repository a: cloud credentials ecr need @aws-sdk/client-ecr, which is not installed; install it',
+    });
+  });
+});
