@@ -12,6 +12,11 @@ export interface SignetTestOptions {
   readonly include?: readonly string[];
   /** Run test files one after another (e2e shares one cluster per file and heavy processes). */
   readonly serial?: boolean;
+  /**
+   * A vitest globalSetup file (relative to the package) that builds and installs what the tests
+   * run before the first one starts (`prepareTestPrerequisites` of @signet/testbed).
+   */
+  readonly globalSetup?: string;
   /** Only for a workspace that has no tests yet; remove it with the first test. */
   readonly passWithNoTests?: boolean;
 }
@@ -22,11 +27,12 @@ export function signetTestConfig(options: SignetTestOptions = {}): ViteUserConfi
       include: [...(options.include ?? ['test/**/*.test.ts'])],
       testTimeout: options.testTimeout ?? 10_000,
       hookTimeout: options.hookTimeout ?? 30_000,
-      // The machine-readable results feed the `N passed, N failed` line of .ci/run.
+      // The machine-readable results feed the `N passed, N failed` line `pnpm test` ends with.
       reporters: ['default', 'json'],
       outputFile: { json: 'test-results.json' },
       ...(options.serial ? { fileParallelism: false } : {}),
       ...(options.passWithNoTests ? { passWithNoTests: true } : {}),
+      ...(options.globalSetup ? { globalSetup: [options.globalSetup] } : {}),
       benchmark: { include: ['bench/**/*.bench.ts'] },
       coverage: {
         provider: 'v8',

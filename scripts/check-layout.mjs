@@ -33,10 +33,15 @@ for (const [name, { dir }] of packages) {
 const node = (token) => (token === 'e2e' ? '@signet/e2e' : token.startsWith('@signet/') ? token : undefined);
 const drawn = new Map();
 for (const line of diagram.split('\n')) {
-  const tokens = line.trim().split(/\s+/).filter(Boolean);
+  // A parenthesised note (`(tests)`, `(the published packages)`) is one token that names no package.
+  const tokens = line
+    .trim()
+    .replace(/\([^)]*\)/g, '(note)')
+    .split(/\s+/)
+    .filter(Boolean);
   for (let i = 1; i + 1 < tokens.length; i += 2) {
     const [left, arrow, right] = [node(tokens[i - 1]), tokens[i], node(tokens[i + 1])];
-    if (left === undefined || right === undefined) continue;
+    if (left === undefined || right === undefined || (arrow !== '<-' && arrow !== '->')) continue;
     const [from, to] = arrow === '<-' ? [right, left] : [left, right];
     if (!drawn.has(from)) drawn.set(from, new Set());
     drawn.get(from).add(to);

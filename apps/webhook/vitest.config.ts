@@ -2,6 +2,8 @@ import { signetTestConfig } from '../../vitest.shared.ts';
 
 export default signetTestConfig({
   testTimeout: 30_000,
+  // helm, promtool, the registry and cosign are built before the first test, never inside one.
+  globalSetup: 'test/global-setup.ts',
   coverage: { lines: 90, branches: 80, functions: 90, statements: 90 },
   coverageExclude: [
     // Covered against a real API server by the e2e suite (e2e/test/webhook-kube.test.ts), which
@@ -16,6 +18,9 @@ export default signetTestConfig({
     'src/audit/start-scanner.ts',
     // Reads a live cluster: covered by e2e/test/migration.test.ts.
     'src/migrate/cluster-state.ts',
+    // Runs in a worker thread, which the test process's V8 coverage does not see; its verdicts are
+    // asserted by test/http/body-check.test.ts and test/attack/heavy-bodies.test.ts.
+    'src/http/body-check-worker.ts',
     // Process entry points: started as real processes by test/admission/admission-service.test.ts.
     'src/bin/**',
     'src/commands/serve.ts',

@@ -39,6 +39,8 @@ export interface SignetWebhookOptions {
   readonly processName?: string;
   /** `NODE_OPTIONS` for the process (the chart sets `--max-old-space-size=256 --max-semi-space-size=8`). */
   readonly nodeOptions?: string;
+  /** The admission port (default a free one): known before start when the API server must name it. */
+  readonly port?: number;
 }
 
 export interface SignetWebhook extends WebhookUnderTest {
@@ -89,7 +91,7 @@ export async function startSignet(options: SignetWebhookOptions): Promise<Signet
   const { group, runDir, kubeconfig } = options.cluster;
   const ca = await createCertificateAuthority('signet-e2e-webhook-ca', 1);
   const serving = await issueServingCertificate(ca, ['127.0.0.1', 'localhost'], 1);
-  const [port, opsPort] = [await freePort(), await freePort()];
+  const [port, opsPort] = [options.port ?? (await freePort()), await freePort()];
   // Per process: several Signets of one cluster must not reload each other's certificate.
   const certFile = join(runDir, `signet-tls-${port}.crt`);
   const keyFile = join(runDir, `signet-tls-${port}.key`);

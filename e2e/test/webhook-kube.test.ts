@@ -8,9 +8,9 @@ import {
   ClusterPolicySource,
   compileSnapshot,
   createLogger,
-  KubeClient,
+  type KubeApi,
   KubePullSecretLookup,
-  loadKubeCredentials,
+  openKubeApi,
   PolicyEventRecorder,
   type PolicyObjects,
   SelfManagedTls,
@@ -21,7 +21,7 @@ import { type LocalCluster, startLocalCluster } from '../src/cluster/local-clust
 
 const crds = new URL('../../apps/webhook/chart/files/crds/', import.meta.url);
 let cluster: LocalCluster;
-let client: KubeClient;
+let api: KubeApi;
 const logger = createLogger({ level: 'silent' });
 
 async function eventually<T>(
@@ -42,7 +42,7 @@ beforeAll(async () => {
   cluster = await startLocalCluster({
     onProgress: (p) => console.log(`cluster: ${p.message ?? JSON.stringify(p)}`),
   });
-  client = new KubeClient(loadKubeCredentials(cluster.kubeconfig));
+  api = openKubeApi({ kubeconfig: cluster.kubeconfig });
   for (const file of readdirSync(crds)) await cluster.apply(readFileSync(new URL(file, crds), 'utf8'));
   await cluster.kubectl([
     'wait',
@@ -55,7 +55,6 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  client?.close();
   await cluster?.stop();
 });
 
@@ -63,7 +62,7 @@ describe('policy watches', () => {
   it('delivers ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets, and follows changes', async () => {
     const seen: PolicyObjects[] = [];
     const source = new ClusterPolicySource({
-      client,
+      api,
       namespace: 'signet-system',
       logger,
       onChange: (o) => seen.push(o),
@@ -127,10 +126,10 @@ spec:
     - static: { action: pass }
       attestations: [{ name: vuln, predicateType: vuln, policy: { type: rego, data: "package x" } }]
 `);
-    const events = new PolicyEventRecorder(client, logger);
+    const events = new PolicyEventRecorder(api, logger);
     let objects: PolicyObjects | undefined;
     const source = new ClusterPolicySource({
-      client,
+      api,
       namespace: 'signet-system',
       logger,
       onChange: (o) => (objects = o),
@@ -184,7 +183,7 @@ describe('pull secrets', () => {
         imagePullSecrets: [{ name: 'pull' }],
       },
     ]);
-    const lookup = new KubePullSecretLookup(client);
+    const lookup = new KubePullSecretLookup(api);
     expect(await lookup.serviceAccountPullSecrets('apps', 'builder')).toEqual(['pull']);
     expect(await lookup.serviceAccountPullSecrets('apps', 'missing')).toEqual([]);
     expect((await lookup.secret('apps', 'pull'))?.type).toBe('kubernetes.io/dockerconfigjson');
@@ -202,7 +201,7 @@ describe('self-managed TLS', () => {
       }),
     );
     const options = {
-      client,
+      api,
       logger,
       namespace: 'signet-system',
       secretName: 'signet-webhook-tls',
@@ -251,5 +250,64 @@ describe('self-managed TLS', () => {
     expect(Buffer.from(config.webhooks[0]?.clientConfig.caBundle ?? '', 'base64').toString()).toBe(
       renewed.bundle,
     );
+  });
+});
+
+/** etcd's JSON gateway (the API server is down, etcd is not). */
+async function etcd<T>(path: string, body: object): Promise<T> {
+  const response = await fetch(`${cluster.etcdUrl}${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new Error(`etcd ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+describe('policy watches across an API server restart (the last test: it restarts the API server)', () => {
+  it('a policy changed while the API server is down, with etcd compacted past what Signet saw, reaches the snapshot (410, list again)', async () => {
+    await cluster.apply(`
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: moving }
+spec:
+  images: [{ glob: "registry.example/before/**" }]
+  authorities: [{ static: { action: pass } }]
+`);
+    const seen: PolicyObjects[] = [];
+    const source = new ClusterPolicySource({
+      api,
+      namespace: 'signet-system',
+      logger,
+      onChange: (o) => seen.push(o),
+      debounceMs: 50,
+    });
+    const globOf = (objects: PolicyObjects | undefined) =>
+      JSON.stringify(objects?.policies.find((p) => p.metadata.name === 'moving')?.spec.images);
+    await source.start();
+    await source.synced;
+    try {
+      expect(globOf(seen.at(-1))).toContain('registry.example/before/**');
+      const key = Buffer.from('/registry/policy.sigstore.dev/clusterimagepolicies/moving').toString('base64');
+      await cluster.restartApiServer(async () => {
+        // While it is down, the policy changes (as another API server of an HA control plane would
+        // write it: custom resources are stored as JSON), and etcd forgets the history before.
+        const read = await etcd<{ kvs: { value: string }[] }>('/v3/kv/range', { key });
+        const stored = JSON.parse(Buffer.from(read.kvs[0]?.value ?? '', 'base64').toString('utf8'));
+        stored.spec.images = [{ glob: 'registry.example/after/**' }];
+        const value = Buffer.from(JSON.stringify(stored)).toString('base64');
+        const put = await etcd<{ header: { revision: string } }>('/v3/kv/put', { key, value });
+        await etcd('/v3/kv/compaction', { revision: put.header.revision, physical: true });
+      });
+      // Signet's watch broke; it watches again from the resourceVersion it saw, which the new API
+      // server (and etcd) no longer have: 410, a new list, the change.
+      await eventually(
+        'the change made while the API server was down',
+        async () => (globOf(seen.at(-1)).includes('registry.example/after/**') ? true : undefined),
+        60_000,
+      );
+    } finally {
+      await source.stop();
+    }
   });
 });

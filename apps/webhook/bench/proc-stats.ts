@@ -22,9 +22,13 @@ export async function memoryOf(pid: number): Promise<MemoryStats> {
 // /proc/<pid>/stat counts in USER_HZ ticks, which Linux fixes at 100 per second for user space.
 const TICKS_PER_SECOND = 100;
 
-/** User plus system CPU seconds the process has used. */
-export async function cpuSecondsOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+/**
+ * User plus system CPU seconds the process has used; with `thread`, that thread's only (a
+ * process's main thread, the one that runs its event loop, has the process's id).
+ */
+export async function cpuSecondsOf(pid: number, thread?: number): Promise<number> {
+  const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const stat = await readFile(path, 'utf8');
   // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.

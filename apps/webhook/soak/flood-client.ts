@@ -2,6 +2,8 @@
 // the measuring client's event loop:
 //   node flood-client.ts flood PORT CA_FILE CONNECTIONS BYTES SECONDS  (keep CONNECTIONS bodies of BYTES in flight)
 //   node flood-client.ts stall PORT CA_FILE CONNECTIONS BYTES SECONDS  (send BYTES of a larger declared body, then stop)
+//   node flood-client.ts objects PORT CA_FILE CONNECTIONS BYTES SECONDS (as flood, but a well-formed review
+//     whose object holds BYTES/3 empty JSON objects: cheap to send, the costliest body to parse)
 // Prints one JSON line with what it saw when done.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -24,8 +26,16 @@ function body(size: number): Buffer {
   return Buffer.concat([head, Buffer.alloc(size - head.length - tail.length, 0x61), tail]);
 }
 
-async function flood(): Promise<void> {
-  const payload = body(bytes);
+/** A Pod CREATE review whose object carries an array of empty objects, about `size` bytes long. */
+function objectsBody(size: number): Buffer {
+  const review = (fill: string) =>
+    `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"objects","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{"username":"attacker"},"namespace":"default","name":"p","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[],"x":[${fill}]}}}}`;
+  const count = Math.floor((size - review('').length) / 3);
+  return Buffer.from(review(Array(count).fill('{}').join(',')));
+}
+
+async function flood(objects = false): Promise<void> {
+  const payload = objects ? objectsBody(bytes) : body(bytes);
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const one = () =>
     new Promise<void>((resolve) => {
@@ -78,5 +88,5 @@ async function stall(): Promise<void> {
   for (const socket of sockets) socket.destroy();
 }
 
-await (mode === 'flood' ? flood() : stall());
+await (mode === 'stall' ? stall() : flood(mode === 'objects'));
 process.stdout.write(`${JSON.stringify({ mode, statuses: Object.fromEntries(statuses) })}\n`);

@@ -101,6 +101,40 @@ export async function issueServingCertificate(
   return { cert: cert.toString('pem'), key: await pemKey(keys.privateKey), notAfter };
 }
 
+/**
+ * A client certificate for `commonName` signed by `ca`, for TLS client authentication (the API
+ * server's certificate for the admission port's mutual TLS, in tests and examples).
+ */
+export async function issueClientCertificate(
+  ca: IssuedCertificate,
+  commonName: string,
+  validDays: number,
+  now = new Date(),
+): Promise<IssuedCertificate> {
+  const caCert = new x509.X509Certificate(ca.cert);
+  const keys = await keyPair();
+  const notAfter = new Date(Math.min(now.getTime() + validDays * DAY_MS, caCert.notAfter.getTime()));
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      subject: `CN=${commonName}`,
+      issuer: caCert.subject,
+      publicKey: keys.publicKey,
+      signingKey: await importKey(ca.key),
+      notBefore: new Date(now.getTime() - 5 * 60_000),
+      notAfter,
+      signingAlgorithm: SIGNING,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth], false),
+        await x509.AuthorityKeyIdentifierExtension.create(caCert, false, crypto),
+      ],
+    },
+    crypto,
+  );
+  return { cert: cert.toString('pem'), key: await pemKey(keys.privateKey), notAfter };
+}
+
 /** When a certificate is due for renewal: after two thirds of its lifetime. */
 export function renewalTime(pem: string): Date {
   const cert = new x509.X509Certificate(pem);

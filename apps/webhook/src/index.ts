@@ -6,6 +6,7 @@ export type { PullSecretLookup } from './admission/credentials.js';
 export {
   createCertificateAuthority,
   type IssuedCertificate,
+  issueClientCertificate,
   issueServingCertificate,
   renewalTime,
 } from './certificates.js';
@@ -21,10 +22,11 @@ export {
   type ReviewOutcome,
 } from './http/admission-app.js';
 export { createOpsApp, type Readiness } from './http/ops-app.js';
-export { KubeApiError, KubeClient } from './kube/client.js';
 export { ClusterPolicySource, type ClusterPolicySourceOptions } from './kube/cluster-source.js';
-export { type KubeCredentials, loadKubeCredentials } from './kube/credentials.js';
 export { type InvolvedObject, PolicyEventRecorder } from './kube/events.js';
+export { KubeApi, openKubeApi } from './kube/kube-api.js';
+export { type KubeAccessOptions, loadKubeConfig } from './kube/kube-config.js';
+export { KubeApiError, kubeApiError, statusOf } from './kube/kube-errors.js';
 export { KubePullSecretLookup } from './kube/pull-secrets.js';
 export { SelfManagedTls, type SelfManagedTlsOptions } from './kube/self-managed-tls.js';
 export { createLogger, type Logger } from './logger.js';
@@ -44,7 +46,7 @@ export {
   PolicyStore,
   type SnapshotPolicy,
 } from './policy/policy-store.js';
-export { type RunningServers, startServers } from './server.js';
+export { type ClientAuth, type RunningServers, startServers } from './server.js';
 export { assembleAdmission, type RunningSignet, startSignet } from './signet.js';
 export { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
 export {

@@ -62,6 +62,9 @@ export class SignetMetrics {
   readonly trustRootRefreshes: Counter<'result'>;
   readonly trustRootsStale: Gauge<'using'>;
   readonly inFlight: Gauge;
+  readonly connections: Counter<'client'>;
+  readonly connectionsRefused: Counter<'reason'>;
+  readonly openConnections: Gauge;
   readonly ready: Gauge;
   readonly statusWrites: Counter<'kind' | 'result'>;
   readonly statusLeader: Gauge;
@@ -72,6 +75,7 @@ export class SignetMetrics {
   /** Bounds the `policy` label of {@link policyResults}. */
   readonly policyLabel: BoundedLabel;
   #readiness: () => boolean = () => false;
+  #openConnections: () => number = () => 0;
 
   constructor(options: SignetMetricsOptions = {}) {
     const registers = [this.registry];
@@ -156,6 +160,27 @@ export class SignetMetrics {
       help: 'Reviews being answered now.',
       registers,
     });
+    this.connections = new Counter({
+      name: 'signet_admission_connections_total',
+      help: 'Connections to the admission port past their TLS handshake, by caller: verified (a client certificate the client CA signed) or anonymous.',
+      labelNames: ['client'],
+      registers,
+    });
+    this.connectionsRefused = new Counter({
+      name: 'signet_admission_connections_refused_total',
+      help: 'Connections to the admission port closed before a request, by reason: per-source, capacity, shed (closed in its handshake to make room), handshake-timeout, client-certificate, tls.',
+      labelNames: ['reason'],
+      registers,
+    });
+    const openConnections = () => this.#openConnections();
+    this.openConnections = new Gauge({
+      name: 'signet_admission_connections_open',
+      help: 'Connections open on the admission port now.',
+      registers,
+      collect() {
+        this.set(openConnections());
+      },
+    });
     const readiness = () => this.#readiness();
     this.ready = new Gauge({
       name: 'signet_ready',
@@ -200,5 +225,10 @@ export class SignetMetrics {
   /** What `signet_ready` reports at each scrape. */
   reportReadiness(ready: () => boolean): void {
     this.#readiness = ready;
+  }
+
+  /** What `signet_admission_connections_open` reports at each scrape. */
+  reportOpenConnections(open: () => number): void {
+    this.#openConnections = open;
   }
 }

@@ -22,7 +22,9 @@ export function kmsKeyStore(
   settings: OutboundSettings,
   options: Omit<KmsKeyStoreOptions, 'fetcher'> = {},
 ): KmsKeyStore {
-  return new KmsKeyStore({ ...options, fetcher: createKmsKeyFetcher({ endpoints: settings.kmsEndpoints }) });
+  const fetcher = createKmsKeyFetcher({ endpoints: settings.kmsEndpoints });
+  // Apply-time validation checks a `key.kms` for form and an allowed endpoint, without fetching it.
+  return new KmsKeyStore({ ...options, fetcher, checkUri: (uri) => fetcher.check?.(uri) });
 }
 
 /** Remote policies, through the private-address guard. */

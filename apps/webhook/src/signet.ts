@@ -9,13 +9,13 @@ import {
   RegistryClient,
   type RegistryError,
 } from '@signet/registry';
-import { ImageVerifier, VerificationCache } from '@signet/verifier';
+import { CelWorkers, ImageVerifier, VerificationCache } from '@signet/verifier';
 import { AdmissionService } from './admission/admission-service.js';
 import type { PullSecretLookup } from './admission/credentials.js';
 import type { ServeConfig } from './commands/serve-config.js';
-import { createAdmissionApp, ReviewTimeout } from './http/admission-app.js';
-import { createOpsApp } from './http/ops-app.js';
+import { ReviewTimeout } from './http/review.js';
 import type { ClusterPolicySource } from './kube/cluster-source.js';
+import type { KubeAccessOptions } from './kube/kube-config.js';
 import type { LeaderLease } from './kube/leader-lease.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
 import { createLoggers, type Logger } from './logger.js';
@@ -28,13 +28,16 @@ import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.
 import { PolicyStore } from './policy/policy-store.js';
 import { policyValidator } from './policy/policy-validation.js';
 import { createRefreshedInputs } from './policy/refreshed-inputs.js';
+import { ValidationCapacity } from './policy/validation-capacity.js';
 import type { RegistrySettings } from './registry-settings.js';
-import { type RunningServers, startServers } from './server.js';
+import { type ClientAuth, type RunningServers, startServers } from './server.js';
 import {
   type CertificatePair,
   CertificateWatcher,
+  ClientCaWatcher,
   certificateExpirySeconds,
   readCertificatePair,
+  readClientCa,
 } from './tls.js';
 import { version } from './version.js';
 
@@ -112,10 +115,9 @@ function buildInfo(version: string, env: NodeJS.ProcessEnv): { version: string; 
  * The Kubernetes side (client, watches, Events, pull secrets, self-managed TLS, status), loaded
  * only when policies come from a cluster.
  */
-async function loadKube(path: string | undefined, context: string | undefined) {
-  const [client, credentials, source, events, pullSecrets, tls, lease, status] = await Promise.all([
-    import('./kube/client.js'),
-    import('./kube/credentials.js'),
+async function loadKube(access: KubeAccessOptions) {
+  const [connection, source, events, pullSecrets, tls, lease, status] = await Promise.all([
+    import('./kube/kube-api.js'),
     import('./kube/cluster-source.js'),
     import('./kube/events.js'),
     import('./kube/pull-secrets.js'),
@@ -123,10 +125,36 @@ async function loadKube(path: string | undefined, context: string | undefined) {
     import('./kube/leader-lease.js'),
     import('./kube/status-writer.js'),
   ]);
-  const kubeClient = new client.KubeClient(
-    credentials.loadKubeCredentials(path, process.env, undefined, context),
-  );
-  return { kubeClient, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
+  const api = connection.openKubeApi(access);
+  return { api, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
+}
+
+/** `--client-ca-file`, read and checked: the admission port's mutual TLS, or none. */
+function clientAuthOf(config: ServeConfig): ClientAuth | undefined {
+  if (config.clientAuth === undefined) return undefined;
+  return { ca: readClientCa(config.clientAuth.caFile), required: config.clientAuth.required };
+}
+
+/** Takes a changed client CA file without a restart (a mounted ConfigMap or Secret updates in place). */
+function watchClientCa(
+  config: ServeConfig,
+  clientAuth: ClientAuth | undefined,
+  logger: Logger,
+  onChange: (ca: string) => void,
+): ClientCaWatcher | undefined {
+  if (config.clientAuth === undefined || clientAuth === undefined) return undefined;
+  const watcher = new ClientCaWatcher({ file: config.clientAuth.caFile, logger, onChange }, clientAuth.ca);
+  watcher.start();
+  return watcher;
+}
+
+/** The HTTP layer (express), loaded by `signet serve` only: `verify` and `audit` never pay for it. */
+async function loadHttp() {
+  const [admission, ops] = await Promise.all([
+    import('./http/admission-app.js'),
+    import('./http/ops-app.js'),
+  ]);
+  return { createAdmissionApp: admission.createAdmissionApp, createOpsApp: ops.createOpsApp };
 }
 
 async function loadPolicyFiles(config: ServeConfig): Promise<PolicyObjects> {
@@ -161,15 +189,22 @@ export async function startSignet(
   config: ServeConfig,
   overrides: SignetOverrides = {},
 ): Promise<RunningSignet> {
+  // Loaded while the rest starts (policy files, the cluster client), awaited before listening.
+  const httpLayer = loadHttp();
+  httpLayer.catch(() => undefined);
   const loggers = overrides.logger
     ? { logger: overrides.logger, admissions: overrides.logger }
     : createLoggers({ level: config.logLevel });
   const { logger } = loggers;
   const metrics = overrides.metrics ?? new SignetMetrics({ build: buildInfo(version(), process.env) });
   const kube =
-    config.policyFiles.length === 0 ? await loadKube(config.kubeconfig, config.context) : undefined;
+    config.policyFiles.length === 0
+      ? await loadKube({ kubeconfig: config.kubeconfig, context: config.context })
+      : undefined;
   // Policy files are read (and refused when unusable) before anything listens.
   const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
+  // So is the client CA: a file that holds no certificate stops the start, not every caller later.
+  const clientAuth = clientAuthOf(config);
   const admission = assembleAdmission({
     logger,
     metrics,
@@ -178,18 +213,27 @@ export async function startSignet(
     cacheTtlMs: config.cacheTtlMs,
     resolveDigests: config.resolveDigests,
     allowUnpinnedTags: config.allowUnpinnedTags,
-    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.kubeClient) } : {}),
+    ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.api) } : {}),
   });
   const { store } = admission;
   const events: PolicyProblemReporter | undefined = kube
-    ? new kube.PolicyEventRecorder(kube.kubeClient, logger)
+    ? new kube.PolicyEventRecorder(kube.api, logger)
     : undefined;
   // Loaded on the first CUE or Rego policy only (ADR 0005).
   const engines = new WebhookPolicyEngines(logger);
+  // CEL off the event loop, in worker threads started by the first CEL policy.
+  const cel = new CelWorkers({
+    onEvent: (event) =>
+      event.type === 'started'
+        ? logger.info({ startupMs: Math.round(event.startupMs) }, 'CEL worker started')
+        : logger.warn({ reason: event.reason }, 'CEL worker stopped'),
+  });
+  // What `/validate-policy` may spend: engines and a CEL worker of its own (issue 21).
+  const capacity = new ValidationCapacity({ logger, concurrency: config.policyValidationConcurrency });
   const inputs = await createRefreshedInputs(config, logger, metrics);
   const compile = {
     namespace: config.namespace,
-    engines,
+    cel,
     fetchRemotePolicy: remotePolicies(config.registries, { retryAfterMs: RETRY_BROKEN_MS / 2 }),
     kmsKeys: inputs.kmsKeys,
     remoteRoots: inputs.remoteRoots,
@@ -204,7 +248,7 @@ export async function startSignet(
   let lease: LeaderLease | undefined;
   const statusWriter = kube
     ? new kube.PolicyStatusWriter({
-        client: kube.kubeClient,
+        api: kube.api,
         logger,
         metrics,
         objects: () => source?.policyObjects() ?? [],
@@ -213,7 +257,7 @@ export async function startSignet(
     : undefined;
   if (kube) {
     lease = new kube.LeaderLease({
-      client: kube.kubeClient,
+      api: kube.api,
       namespace: config.namespace,
       name: `${config.webhookName}-policy-status`,
       identity: `${process.env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`,
@@ -268,7 +312,7 @@ export async function startSignet(
   } else {
     if (kube === undefined) throw new Error('self-managed TLS needs a cluster');
     selfManaged = new kube.SelfManagedTls({
-      client: kube.kubeClient,
+      api: kube.api,
       logger,
       namespace: config.namespace,
       secretName: config.tls.secretName,
@@ -287,12 +331,14 @@ export async function startSignet(
         ? { ready: true }
         : { ready: false, reason: 'policies not loaded yet' };
   metrics.reportReadiness(() => readiness().ready);
-  const admissionApp = createAdmissionApp({
+  const http = await httpLayer;
+  const admissionApp = http.createAdmissionApp({
     handler: admission.service.review,
     quickHandler: admission.service.quick,
     policyHandler: policyValidator({
       view: () => (source ? (store.current ? source.snapshot() : undefined) : fromFiles),
       compile,
+      capacity,
     }),
     logger,
     admissionLog: loggers.admissions,
@@ -302,26 +348,32 @@ export async function startSignet(
   servingCertificateExpiry(certificate);
   const started = startServers({
     admissionApp: admissionApp.listener,
-    opsApp: createOpsApp(metrics, { ready: readiness }),
+    opsApp: http.createOpsApp(metrics, { ready: readiness }),
     certificate,
     port: config.port,
     opsPort: config.opsPort,
     host: config.host,
     opsHost: config.opsHost,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerSource: config.maxConnectionsPerSource,
+    clientAuth,
+    metrics,
     logger,
   });
-  servers = await started.catch((error: unknown) => {
+  servers = await started.catch(async (error: unknown) => {
     stopRefreshing();
     watcher?.stop();
     selfManaged?.stop();
+    await admissionApp.close();
     throw error;
   });
+  const clientCaWatcher = watchClientCa(config, clientAuth, logger, (ca) => servers?.setClientCa(ca));
 
   // The background scan needs a cluster to read; with policy files there is none.
   const scanner =
     kube !== undefined && config.audit.intervalMs > 0
       ? (await import('./audit/start-scanner.js')).createBackgroundScanner({
-          client: kube.kubeClient,
+          api: kube.api,
           admission,
           logger,
           metrics,
@@ -333,7 +385,7 @@ export async function startSignet(
     await apply(fromFiles);
   } else if (kube !== undefined) {
     source = new kube.ClusterPolicySource({
-      client: kube.kubeClient,
+      api: kube.api,
       namespace: config.namespace,
       logger,
       onChange: (objects) => void apply(objects).then(() => scanner?.policiesChanged()),
@@ -349,14 +401,15 @@ export async function startSignet(
     shuttingDown = true;
     stopRefreshing();
     watcher?.stop();
+    clientCaWatcher?.stop();
     selfManaged?.stop();
     await source?.stop();
     await lease?.stop();
     await statusWriter?.idle();
     await scanner?.stop();
     await running.close(graceMs);
-    await engines.close();
-    kube?.kubeClient.close();
+    await admissionApp.close();
+    await Promise.all([engines.close(), cel.close(), capacity.close()]);
   };
   return {
     ...admission,

@@ -48,32 +48,44 @@ export interface CertificateWatcherOptions {
   readonly pollMs?: number;
 }
 
+interface WatchedFilesOptions<T> {
+  readonly files: readonly string[];
+  /** Reads and checks the files; throws when they cannot be used. */
+  readonly read: () => T;
+  readonly fingerprint: (value: T) => string;
+  readonly onChange: (value: T) => void;
+  readonly logger: Logger;
+  /** What the files hold, for the log (`serving certificate`, `client CA bundle`). */
+  readonly what: string;
+  readonly pollMs?: number;
+}
+
 /**
- * Watches a certificate/key pair (a mounted Secret updates by swapping a symlinked directory, so
- * the directory is watched, with a poll as a fallback) and reports each new valid pair. A broken
- * update is logged and the previous pair stays in use.
+ * Watches files that a mounted Secret or ConfigMap updates (by swapping a symlinked directory, so
+ * the directories are watched, with a poll as a fallback) and reports each new usable value. A
+ * broken update is logged and the previous value stays in use.
  */
-export class CertificateWatcher {
-  readonly #options: CertificateWatcherOptions;
+class WatchedFiles<T> {
+  readonly #options: WatchedFilesOptions<T>;
   #fingerprint: string;
   #watchers: FSWatcher[] = [];
   #poll: NodeJS.Timeout | undefined;
   #debounce: NodeJS.Timeout | undefined;
 
-  constructor(options: CertificateWatcherOptions, initial: CertificatePair) {
+  constructor(options: WatchedFilesOptions<T>, initial: T) {
     this.#options = options;
-    this.#fingerprint = fingerprint(initial);
+    this.#fingerprint = options.fingerprint(initial);
   }
 
   start(): void {
-    const dirs = new Set([dirname(this.#options.certFile), dirname(this.#options.keyFile)]);
+    const dirs = new Set(this.#options.files.map((file) => dirname(file)));
     for (const dir of dirs) {
       try {
         this.#watchers.push(watch(dir, () => this.#schedule()));
       } catch (error) {
         this.#options.logger.warn(
           { err: error, dir },
-          'cannot watch the certificate directory; polling only',
+          `cannot watch the ${this.#options.what} directory; polling only`,
         );
       }
     }
@@ -88,31 +100,26 @@ export class CertificateWatcher {
     clearTimeout(this.#debounce);
   }
 
-  /** Re-reads the files now; returns whether a new pair was taken. */
+  /** Re-reads the files now; returns whether a new value was taken. */
   check(): boolean {
-    let pair: CertificatePair;
+    const { what, logger } = this.#options;
+    let value: T;
     try {
-      pair = readCertificatePair(this.#options.certFile, this.#options.keyFile);
+      value = this.#options.read();
     } catch (error) {
-      this.#options.logger.error(
-        { err: error },
-        'serving certificate changed but cannot be used; keeping the previous one',
-      );
+      logger.error({ err: error }, `${what} changed but cannot be used; keeping the previous one`);
       return false;
     }
-    const next = fingerprint(pair);
+    const next = this.#options.fingerprint(value);
     if (next === this.#fingerprint) return false;
     this.#fingerprint = next;
     try {
-      this.#options.onChange(pair);
+      this.#options.onChange(value);
     } catch (error) {
-      this.#options.logger.error(
-        { err: error },
-        'new serving certificate was rejected; keeping the previous one',
-      );
+      logger.error({ err: error }, `new ${what} was rejected; keeping the previous one`);
       return false;
     }
-    this.#options.logger.info({ certFile: this.#options.certFile }, 'serving certificate reloaded');
+    logger.info({ file: this.#options.files[0] }, `${what} reloaded`);
     return true;
   }
 
@@ -120,6 +127,67 @@ export class CertificateWatcher {
     clearTimeout(this.#debounce);
     this.#debounce = setTimeout(() => this.check(), 200);
     this.#debounce.unref();
+  }
+}
+
+/** Watches a serving certificate/key pair and reports each new valid pair. */
+export class CertificateWatcher extends WatchedFiles<CertificatePair> {
+  constructor(options: CertificateWatcherOptions, initial: CertificatePair) {
+    super(
+      {
+        files: [options.certFile, options.keyFile],
+        read: () => readCertificatePair(options.certFile, options.keyFile),
+        fingerprint,
+        onChange: options.onChange,
+        logger: options.logger,
+        what: 'serving certificate',
+        ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+      },
+      initial,
+    );
+  }
+}
+
+/**
+ * Reads a CA bundle for client certificates (PEM, one or more certificates): a clear error
+ * instead of every caller refused later.
+ */
+export function readClientCa(file: string): string {
+  const text = readFileSync(file, 'utf8');
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new InputError(`${file}: no PEM certificate`);
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch (error) {
+      throw new InputError(`${file}: not a PEM certificate`, { cause: error });
+    }
+  }
+  return blocks.join('\n');
+}
+
+export interface ClientCaWatcherOptions {
+  readonly file: string;
+  readonly logger: Logger;
+  readonly onChange: (ca: string) => void;
+  readonly pollMs?: number;
+}
+
+/** Watches the client CA bundle of `--client-ca-file` and reports each new valid bundle. */
+export class ClientCaWatcher extends WatchedFiles<string> {
+  constructor(options: ClientCaWatcherOptions, initial: string) {
+    super(
+      {
+        files: [options.file],
+        read: () => readClientCa(options.file),
+        fingerprint: (ca) => createHash('sha256').update(ca).digest('hex'),
+        onChange: options.onChange,
+        logger: options.logger,
+        what: 'client CA bundle',
+        ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+      },
+      initial,
+    );
   }
 }
 

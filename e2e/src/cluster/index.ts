@@ -10,6 +10,7 @@ export {
 } from './kubectl.js';
 export {
   type ComponentName,
+  LOCAL_CLUSTER_TOOLS,
   type LocalCluster,
   type LocalClusterOptions,
   startLocalCluster,

@@ -10,6 +10,10 @@ export interface ApiServerOptions {
   /** Service ClusterIPs; must not overlap kwok's pod CIDR. */
   readonly serviceClusterIpRange?: string;
   readonly readyTimeoutMs?: number;
+  /** More flags, after the ones below (e.g. `--admission-control-config-file`). */
+  readonly extraArgs?: readonly string[];
+  /** Default: a free one. A restart listens where it listened before. */
+  readonly port?: number;
 }
 
 export interface RunningApiServer {
@@ -33,8 +37,10 @@ export function apiServerArgs(options: ApiServerOptions, port: number): string[]
     `--tls-cert-file=${pki.servingCertFile}`,
     `--tls-private-key-file=${pki.servingKeyFile}`,
     `--cert-dir=${options.group.runDir}`,
-    // Identities: static bearer tokens (admin in system:masters, controller-manager, scheduler, kwok).
+    // Identities: static bearer tokens (admin in system:masters, controller-manager, scheduler, kwok),
+    // and client certificates the cluster CA signed (kubeconfig-auth.test.ts).
     `--token-auth-file=${pki.tokenFile}`,
+    `--client-ca-file=${pki.caFile}`,
     // ServiceAccount tokens: kube-controller-manager's per-controller credentials are TokenRequests.
     `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
     `--service-account-key-file=${pki.serviceAccountPublicKeyFile}`,
@@ -48,12 +54,13 @@ export function apiServerArgs(options: ApiServerOptions, port: number): string[]
     '--endpoint-reconciler-type=none',
     '--allow-privileged=true',
     '--profiling=false',
+    ...(options.extraArgs ?? []),
   ];
 }
 
 /** kube-apiserver on a free loopback port; ready when `/readyz` answers 200 to the admin token. */
 export async function startApiServer(options: ApiServerOptions): Promise<RunningApiServer> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const url = `https://127.0.0.1:${port}`;
   const process = await options.group.start({
     name: 'kube-apiserver',

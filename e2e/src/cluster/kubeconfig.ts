@@ -5,10 +5,13 @@ export interface KubeconfigOptions {
   readonly server: string;
   readonly caPem: string;
   readonly user: string;
-  readonly token: string;
+  /** The user's bearer token, */
+  readonly token?: string;
+  /** or its credentials as a kubeconfig states them (`client-certificate`, `exec`, ...). */
+  readonly credentials?: Readonly<Record<string, unknown>>;
 }
 
-/** A kubeconfig with one cluster, one bearer-token user and one current context. */
+/** A kubeconfig with one cluster, one user (a bearer token unless told) and one current context. */
 export function kubeconfigYaml(options: KubeconfigOptions): string {
   return stringify({
     apiVersion: 'v1',
@@ -22,7 +25,7 @@ export function kubeconfigYaml(options: KubeconfigOptions): string {
         },
       },
     ],
-    users: [{ name: options.user, user: { token: options.token } }],
+    users: [{ name: options.user, user: options.credentials ?? { token: options.token } }],
     contexts: [{ name: 'signet-e2e', context: { cluster: 'signet-e2e', user: options.user } }],
     'current-context': 'signet-e2e',
   });

@@ -24,6 +24,8 @@ export interface LocalClusterOptions {
   readonly stepTimeoutMs?: number;
   /** Environment for finding the tool cache (`SIGNET_CACHE_DIR`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /** More kube-apiserver flags (e.g. `--admission-control-config-file=...`). */
+  readonly apiServerArgs?: readonly string[];
 }
 
 export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
@@ -38,8 +40,13 @@ export interface LocalCluster {
   readonly apiServerUrl: string;
   /** PEM CA of the API server's serving certificate. */
   readonly caPem: string;
+  /** The cluster's CA and tokens: for kubeconfigs of other identities (client certificates, plugins). */
+  readonly pki: ClusterPki;
+  /** `http://127.0.0.1:PORT` of etcd (its JSON gateway: `/v3/kv/range`, `/v3/kv/compaction`). */
+  readonly etcdUrl: string;
   /** Seconds from the call to a usable cluster (Nodes Ready, default ServiceAccount present). */
   readonly startSeconds: number;
+  /** The components as running now (a restarted API server is a new process). */
   readonly processes: Readonly<Record<ComponentName, ManagedProcess>>;
   /** The group the components run in; fixtures may start their own programs in it (stopped first). */
   readonly group: ProcessGroup;
@@ -52,6 +59,11 @@ export interface LocalCluster {
   /** The last lines of every program's log, for a failing test's report. */
   logTails(lines?: number): Promise<string>;
   /**
+   * Stops kube-apiserver, runs `whileDown` (etcd is still up), and starts it again on the same port;
+   * resolves once it is ready. Its clients see it vanish and come back.
+   */
+  restartApiServer(whileDown?: () => Promise<void>): Promise<void>;
+  /**
    * Stops every program by pid (SIGTERM, then SIGKILL), last started first, and removes the run
    * directory unless it is to be kept (`keepRunDir` here or in the options: a failed test's logs).
    * Idempotent.
@@ -59,7 +71,8 @@ export interface LocalCluster {
   stop(options?: { readonly keepRunDir?: boolean }): Promise<void>;
 }
 
-const TOOLS = [
+/** The programs a local cluster runs (built from the Go module proxy on first use). */
+export const LOCAL_CLUSTER_TOOLS = [
   'etcd',
   'kube-apiserver',
   'kube-controller-manager',
@@ -98,7 +111,7 @@ interface BootContext {
   readonly options: LocalClusterOptions;
 }
 
-type Binaries = Record<(typeof TOOLS)[number], string>;
+type Binaries = Record<(typeof LOCAL_CLUSTER_TOOLS)[number], string>;
 
 /** What every component start needs. */
 interface Step extends BootContext {
@@ -144,11 +157,25 @@ async function boot(context: BootContext): Promise<LocalCluster> {
   await waitUntilUsable({ kubectl, processes: Object.values(processes), nodes, progress, timeoutMs });
   const startSeconds = progress.elapsedSeconds;
   progress.report('cluster', `ready in ${startSeconds.toFixed(1)}s at ${apiServer.url}`);
-  return makeCluster({ ...context, kubectl, apiServerUrl: apiServer.url, pki, processes, startSeconds });
+  const restartApiServer = async (whileDown?: () => Promise<void>) => {
+    await processes['kube-apiserver'].stop();
+    await whileDown?.();
+    processes['kube-apiserver'] = (await bootApiServer(step, etcd, apiServer.port)).process;
+  };
+  return makeCluster({
+    ...context,
+    kubectl,
+    apiServerUrl: apiServer.url,
+    etcdUrl: etcd.url,
+    pki,
+    processes,
+    startSeconds,
+    restartApiServer,
+  });
 }
 
 async function findBinaries(context: BootContext): Promise<Binaries> {
-  const binaries = await ensureTools(TOOLS, {
+  const binaries = await ensureTools(LOCAL_CLUSTER_TOOLS, {
     ...(context.options.env ? { env: context.options.env } : {}),
     // Builds and waits are worth a line each; six "cached" lines are not.
     onProgress: (event) => {
@@ -159,7 +186,7 @@ async function findBinaries(context: BootContext): Promise<Binaries> {
   return binaries;
 }
 
-function bootApiServer(step: Step, etcd: RunningEtcd): Promise<RunningApiServer> {
+function bootApiServer(step: Step, etcd: RunningEtcd, port?: number): Promise<RunningApiServer> {
   return step.progress.during(
     'kube-apiserver',
     'GET /readyz',
@@ -170,6 +197,8 @@ function bootApiServer(step: Step, etcd: RunningEtcd): Promise<RunningApiServer>
       pki: step.pki,
       etcdUrl: etcd.url,
       readyTimeoutMs: step.timeoutMs,
+      ...(step.options.apiServerArgs ? { extraArgs: step.options.apiServerArgs } : {}),
+      ...(port === undefined ? {} : { port }),
     }),
   );
 }
@@ -216,9 +245,11 @@ async function bootWorkers(
 interface ClusterParts extends BootContext {
   readonly kubectl: Kubectl;
   readonly apiServerUrl: string;
+  readonly etcdUrl: string;
   readonly pki: ClusterPki;
   readonly processes: Readonly<Record<ComponentName, ManagedProcess>>;
   readonly startSeconds: number;
+  readonly restartApiServer: (whileDown?: () => Promise<void>) => Promise<void>;
 }
 
 function makeCluster(parts: ClusterParts): LocalCluster {
@@ -230,6 +261,8 @@ function makeCluster(parts: ClusterParts): LocalCluster {
     kubeconfig: kubectl.kubeconfig,
     apiServerUrl: parts.apiServerUrl,
     caPem: parts.pki.caPem,
+    pki: parts.pki,
+    etcdUrl: parts.etcdUrl,
     startSeconds: parts.startSeconds,
     processes: parts.processes,
     group,
@@ -237,6 +270,7 @@ function makeCluster(parts: ClusterParts): LocalCluster {
     apply: (manifests) => kubectl.apply(manifests),
     getJson: (args) => kubectl.getJson(args),
     logTails: (lines) => group.logTails(lines),
+    restartApiServer: parts.restartApiServer,
     stop: (options) => {
       stopping ??= (async () => {
         await stopInReverse(group);

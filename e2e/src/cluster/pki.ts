@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runCommand } from '@signet/testbed';
 import { createCertificateAuthority, issueServingCertificate } from '@signet/webhook';
 
 /**
@@ -18,6 +19,8 @@ export const IDENTITIES = {
   scheduler: { user: 'system:kube-scheduler', groups: [] },
   /** kwok writes node and pod status, leases and impersonates: cluster-admin, as kwokctl does. */
   kwok: { user: 'kwok-controller', groups: ['system:masters'] },
+  /** A user whose token only a credential plugin prints (`execCredentialKubeconfig`): as EKS, GKE, AKS. */
+  execPlugin: { user: 'signet-e2e-exec', groups: ['system:masters'] },
 } as const satisfies Record<string, { readonly user: string; readonly groups: readonly string[] }>;
 
 export type Identity = keyof typeof IDENTITIES;
@@ -34,9 +37,12 @@ export const APISERVER_NAMES = [
 
 /** Every file the control plane reads, and the secrets the harness needs in memory. */
 export interface ClusterPki {
-  /** PEM of the CA that signs every serving certificate of the cluster. */
+  /** PEM of the CA that signs every serving certificate of the cluster, and the client certificates
+   * the API server accepts (`--client-ca-file`). */
   readonly caPem: string;
   readonly caFile: string;
+  /** Its key (for `issueClientCertificate`). */
+  readonly caKeyFile: string;
   /** One serving certificate for 127.0.0.1/localhost and the in-cluster names, used by
    * kube-apiserver, kube-controller-manager and kube-scheduler (their health endpoints are then
    * checkable with the one CA). */
@@ -66,6 +72,7 @@ export async function createClusterPki(dir: string, extraNames: readonly string[
   ) as Record<Identity, string>;
   const files = {
     caFile: join(dir, 'ca.crt'),
+    caKeyFile: join(dir, 'ca.key'),
     servingCertFile: join(dir, 'serving.crt'),
     servingKeyFile: join(dir, 'serving.key'),
     serviceAccountKeyFile: join(dir, 'service-account.key'),
@@ -75,6 +82,7 @@ export async function createClusterPki(dir: string, extraNames: readonly string[
   const secret = { mode: 0o600 } as const;
   await Promise.all([
     writeFile(files.caFile, ca.cert),
+    writeFile(files.caKeyFile, ca.key, secret),
     writeFile(files.servingCertFile, serving.cert),
     writeFile(files.servingKeyFile, serving.key, secret),
     writeFile(files.serviceAccountKeyFile, serviceAccount.privateKey, secret),
@@ -92,4 +100,63 @@ function tokenFile(tokens: Readonly<Record<Identity, string>>): string {
     })
     .map((line) => `${line}\n`)
     .join('');
+}
+
+export interface ClientCertificate {
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
+/**
+ * A client certificate the API server authenticates as `user` in `groups` (its CN and O), signed by
+ * the cluster CA with the openssl CLI, valid for a day.
+ */
+export async function issueClientCertificate(
+  pki: ClusterPki,
+  dir: string,
+  user: string,
+  groups: readonly string[],
+): Promise<ClientCertificate> {
+  const base = join(dir, user.replace(/[^A-Za-z0-9-]/g, '_'));
+  const [keyFile, csrFile, certFile, extFile] = ['key', 'csr', 'crt', 'ext'].map((e) => `${base}.${e}`) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  const subject = `/CN=${user}${groups.map((group) => `/O=${group}`).join('')}`;
+  await writeFile(extFile, 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature\n');
+  const openssl = (args: string[]) => runCommand('openssl', args, { timeoutMs: 30_000 });
+  await openssl([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    subject,
+    '-keyout',
+    keyFile,
+    '-out',
+    csrFile,
+  ]);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    csrFile,
+    '-CA',
+    pki.caFile,
+    '-CAkey',
+    pki.caKeyFile,
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    extFile,
+    '-out',
+    certFile,
+  ]);
+  return { certFile, keyFile };
 }

@@ -1,8 +1,8 @@
-// Signet in a kind cluster as users run it: its image built offline (apps/webhook/image), loaded
-// into the nodes with `kind load`, installed with its Helm chart (two replicas, self-managed TLS,
-// the webhooks reached through the Service), its admissions read from its Pods' logs.
-import { createHash } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+// Signet in a kind cluster as users run it: its image built offline (apps/webhook/image) with its
+// SBOM and provenance, pushed to the cluster's registry, signed and attested with cosign
+// (signet-release-image.ts), installed with its Helm chart by digest (two replicas, self-managed
+// TLS, the webhooks reached through the Service), its admissions read from its Pods' logs.
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureTools, runCommand } from '@signet/testbed';
 import type { DeployedSignet, DeploySignetOptions } from '../providers/provider.js';
@@ -10,6 +10,7 @@ import { poll, signetChartDir } from '../scenarios/kube.js';
 import { lastLoadedPolicies, SIGNET_NAMESPACE } from '../signet-webhook.js';
 import { type AdmissionRecord, parseAdmissionLog } from '../webhooks/admission-log.js';
 import type { KindCluster } from './kind-cluster.js';
+import { publishSignetImage, type SignetReleaseImage } from './signet-release-image.js';
 
 export const SIGNET_RELEASE = 'signet';
 export const SIGNET_SELECTOR = 'app.kubernetes.io/name=signet';
@@ -17,7 +18,10 @@ export const SIGNET_SELECTOR = 'app.kubernetes.io/name=signet';
 export const SIGNET_DEPLOYMENT = `${SIGNET_RELEASE}-webhook`;
 
 export interface KindSignet extends DeployedSignet {
+  /** The image reference the chart was installed with: `<registry>/signet@sha256:...`. */
   readonly image: string;
+  /** The signed image, its key, SBOM and provenance. */
+  readonly release: SignetReleaseImage;
   /** Seconds spent building the image, loading it into the nodes, and installing the chart. */
   readonly timings: Readonly<Record<string, number>>;
   /** Names of Signet's Pods now (Running or not). */
@@ -26,36 +30,9 @@ export interface KindSignet extends DeployedSignet {
   helm(args: readonly string[], timeoutMs?: number): Promise<string>;
 }
 
-function withoutNodeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { NODE_ENV: _ignored, ...rest } = env;
-  return rest;
-}
-
-const repoRoot = () => join(signetChartDir(), '..', '..', '..');
-
-/** A tag that changes with Signet's built code, so a stale image is never reused by `kind load`. */
-async function imageTag(): Promise<string> {
-  const hash = createHash('sha256');
-  const dist = join(repoRoot(), 'apps', 'webhook', 'dist');
-  const walk = async (dir: string): Promise<void> => {
-    for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
-      a.name.localeCompare(b.name),
-    )) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else hash.update(entry.name).update(await readFile(path));
-    }
-  };
-  await walk(dist);
-  await walk(signetChartDir());
-  hash.update(await readFile(join(repoRoot(), 'pnpm-lock.yaml')));
-  hash.update(await readFile(join(repoRoot(), 'apps/webhook/image/Dockerfile.offline')));
-  return `e2e-${hash.digest('hex').slice(0, 12)}`;
-}
-
 /**
- * Builds Signet's image (apps/webhook/image/build-offline.sh), loads it into the cluster, installs
- * the chart, applies the policies and waits until every Signet Pod has loaded them.
+ * Builds, signs and pushes Signet's image (signet-release-image.ts), installs the chart with it by
+ * digest, applies the policies and waits until every Signet Pod has loaded them.
  */
 export async function deployKindSignet(
   cluster: KindCluster,
@@ -70,18 +47,8 @@ export async function deployKindSignet(
     report(`signet: ${step} in ${timings[step]}s`);
     return result;
   };
-  const image = `signet:${await imageTag()}`;
-  await timed('image built', async () => {
-    if (await cluster.docker.imageExists(image)) return;
-    await runCommand(join(repoRoot(), 'apps/webhook/image/build-offline.sh'), [image], {
-      // Not the test runner's NODE_ENV=test: pnpm would re-install the workspace without devDependencies.
-      env: { ...withoutNodeEnv(process.env), ...cluster.docker.env },
-      timeoutMs: 900_000,
-    });
-  });
-  await timed('image loaded into the nodes', () =>
-    cluster.kind(['load', 'docker-image', image, '--name', cluster.name], 600_000),
-  );
+  const release = await publishSignetImage(cluster, { timed });
+  const image = release.reference;
   const { helm: helmBinary } = await ensureTools(['helm']);
   const helm = async (args: readonly string[], timeoutMs = 300_000) =>
     (
@@ -90,7 +57,6 @@ export async function deployKindSignet(
         timeoutMs,
       })
     ).stdout;
-  const [repository, tag] = image.split(':') as [string, string];
   await timed('chart installed (helm install --wait)', () =>
     helm([
       'install',
@@ -99,10 +65,10 @@ export async function deployKindSignet(
       '--namespace',
       SIGNET_NAMESPACE,
       '--create-namespace',
-      `--set=image.repository=${repository}`,
-      `--set=image.tag=${tag}`,
-      // kind load put it in every node's containerd; nothing to pull.
-      '--set=image.pullPolicy=Never',
+      // By digest, from the registry the nodes pull from: what was signed is what runs.
+      `--set=image.registry=${cluster.registry.host}`,
+      '--set=image.repository=signet',
+      `--set=image.digest=${release.digest}`,
       ...options.insecureRegistries.map((host, i) => `--set=verification.insecureRegistries[${i}]=${host}`),
       '--wait',
       '--timeout=5m',
@@ -163,6 +129,7 @@ export async function deployKindSignet(
   return {
     name: 'signet (in kind, from its image and chart)',
     image,
+    release,
     timings,
     logFile,
     configurations: () => configurations,

@@ -67,3 +67,62 @@ export function keylessPolicy(options: KeylessPolicyOptions): object {
     },
   };
 }
+
+export interface SelfVerificationPolicyOptions {
+  readonly name: string;
+  /** Globs of Signet's image repositories. */
+  readonly images: readonly string[];
+  /** The project's release key (PEM). */
+  readonly publicKeyPem: string;
+  /** The version the SBOM must describe Signet at. */
+  readonly version: string;
+}
+
+/**
+ * Signet's own image, as a cluster that runs it (or its CLI) would require it: the project's
+ * signature AND a CycloneDX SBOM attested by the same key, whose content a Rego policy checks (the
+ * app is @signet/webhook at `version`, and so is every @signet library it lists). Authorities are
+ * alternatives in policy-controller's format; the spec-level Rego policy requires both.
+ */
+export function selfVerificationPolicy(options: SelfVerificationPolicyOptions): object {
+  const version = JSON.stringify(options.version);
+  const sbom = [
+    'package sigstore',
+    'default isCompliant = false',
+    'isCompliant {',
+    '  input.predicateType == "https://cyclonedx.org/bom"',
+    '  app := input.predicate.metadata.component',
+    '  app.group == "@signet"',
+    '  app.name == "webhook"',
+    `  app.version == ${version}`,
+    `  count([c | c := input.predicate.components[_]; c.group == "@signet"; c.version != ${version}]) == 0`,
+    '}',
+    '',
+  ].join('\n');
+  const both = [
+    'package sigstore',
+    'default isCompliant = false',
+    'isCompliant {',
+    '  count(input.authorityMatches["release-signature"].signatures) > 0',
+    '  count(input.authorityMatches["release-sbom"].attestations.sbom) > 0',
+    '}',
+    '',
+  ].join('\n');
+  return {
+    apiVersion: 'policy.sigstore.dev/v1beta1',
+    kind: 'ClusterImagePolicy',
+    metadata: { name: options.name },
+    spec: {
+      images: options.images.map((glob) => ({ glob })),
+      authorities: [
+        { name: 'release-signature', key: { data: options.publicKeyPem } },
+        {
+          name: 'release-sbom',
+          key: { data: options.publicKeyPem },
+          attestations: [{ name: 'sbom', predicateType: 'cyclonedx', policy: { type: 'rego', data: sbom } }],
+        },
+      ],
+      policy: { type: 'rego', data: both },
+    },
+  };
+}

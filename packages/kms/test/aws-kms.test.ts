@@ -1,6 +1,6 @@
-// AWS KMS for real: moto's server (PyPI moto 5.2.5, .ci/prepare's virtualenv) speaks the KMS API on loopback; the
-// real cosign signs through it (`cosign sign --key awskms:///<arn>`, the private key never leaves
-// moto) and Signet fetches the public key with the AWS SDK and its default credential chain.
+// AWS KMS for real: moto's server (PyPI moto 5.2.5, installed into the testbed cache on first use)
+// speaks the KMS API on loopback; the real cosign signs through it (`cosign sign --key
+// awskms:///<arn>`, the private key never leaves moto) and Signet fetches the public key with the AWS SDK and its default credential chain.
 import { CreateKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import * as testbed from '@signet/testbed';
 import { type KmsKeyEvent, KmsKeyStore } from '@signet/verifier';

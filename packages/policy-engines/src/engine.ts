@@ -2,7 +2,9 @@
 // Requests run one at a time, each under a deadline; a request that overruns it (a policy that
 // loops) terminates the worker, and one that exhausts the bounded memory (a policy that
 // allocates without bound) stops the instance: the request fails with a PolicyEngineError and
-// the next request starts a fresh worker, which compiles the live policies again on demand.
+// the next request starts a fresh worker, which compiles the live policies again on demand. A
+// compile may carry its caller's signal: when it aborts, the request is dropped if it still
+// waits, or its worker is terminated if it runs.
 import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { PolicyEngineError, PolicySourceError } from './errors.js';
@@ -67,10 +69,29 @@ export class LanguageEngine {
     this.#options = options;
   }
 
-  /** Compiles `source`; returns its id. Throws {@link PolicySourceError} when it does not compile. */
-  async compile(source: string): Promise<number> {
+  /** Policies compiled and not released (their sources are kept to compile them again). */
+  get programs(): number {
+    return this.#sources.size;
+  }
+
+  /**
+   * Compiles `source`; returns its id. Throws {@link PolicySourceError} when it does not compile,
+   * a PolicyEngineError (`ENGINE_CANCELLED`) as soon as `signal` aborts.
+   */
+  async compile(source: string, signal?: AbortSignal): Promise<number> {
     const id = this.#nextId++;
-    const answer = await this.#enqueue({ op: 'compile', id, source }, this.#options.limits.compileTimeoutMs);
+    let answer: EngineAnswer;
+    try {
+      answer = await this.#enqueue(
+        { op: 'compile', id, source },
+        this.#options.limits.compileTimeoutMs,
+        signal,
+      );
+    } catch (error) {
+      // Abandoned or failed: whatever the worker compiled for it is dropped once its turn is over.
+      void this.#tail.then(() => this.#forget(id));
+      throw error;
+    }
     if (!answer.ok) throw new PolicySourceError(answer.error ?? 'the policy does not compile');
     this.#sources.set(id, source);
     return id;
@@ -83,7 +104,11 @@ export class LanguageEngine {
 
   /** Forgets the policy `id` (a new revision replaced it). */
   release(id: number): void {
-    if (!this.#sources.delete(id)) return;
+    if (this.#sources.delete(id)) this.#forget(id);
+  }
+
+  /** Drops `id` from the running worker, if it compiled it. */
+  #forget(id: number): void {
     const running = this.#running;
     if (running?.compiled.delete(id)) {
       this.#enqueue({ op: 'drop', id }, this.#options.limits.compileTimeoutMs).catch(() => {});
@@ -97,9 +122,10 @@ export class LanguageEngine {
     await running?.worker.terminate();
   }
 
-  #enqueue(operation: EngineOperation, timeoutMs: number): Promise<EngineAnswer> {
+  #enqueue(operation: EngineOperation, timeoutMs: number, signal?: AbortSignal): Promise<EngineAnswer> {
     if (this.#closed)
       return Promise.reject(new PolicyEngineError('ENGINE_CLOSED', 'the policy engines are closed'));
+    if (signal?.aborted) return Promise.reject(cancelled(this.language, signal));
     if (this.#queued >= this.#options.limits.maxQueued) {
       return Promise.reject(
         new PolicyEngineError(
@@ -109,16 +135,24 @@ export class LanguageEngine {
       );
     }
     this.#queued += 1;
-    const run = this.#tail.then(() => this.#run(operation, timeoutMs));
+    const run = this.#tail.then(() => this.#run(operation, timeoutMs, signal));
     const settled = run.finally(() => {
       this.#queued -= 1;
     });
     this.#tail = settled.catch(() => {});
-    return settled;
+    if (signal === undefined) return settled;
+    // The caller is answered as soon as it gives up; a request still waiting is skipped when its
+    // turn comes, one running is stopped in #send.
+    return new Promise<EngineAnswer>((resolve, reject) => {
+      const onAbort = () => reject(cancelled(this.language, signal));
+      signal.addEventListener('abort', onAbort, { once: true });
+      settled.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
-  async #run(operation: EngineOperation, timeoutMs: number): Promise<EngineAnswer> {
+  async #run(operation: EngineOperation, timeoutMs: number, signal?: AbortSignal): Promise<EngineAnswer> {
     if (this.#closed) throw new PolicyEngineError('ENGINE_CLOSED', 'the policy engines are closed');
+    if (signal?.aborted) throw cancelled(this.language, signal);
     const running = await this.#worker();
     if (operation.op === 'eval' && !running.compiled.has(operation.id)) {
       const source = this.#sources.get(operation.id);
@@ -128,7 +162,7 @@ export class LanguageEngine {
       const compiled = await this.#send(running, { op: 'compile', id: operation.id, source }, timeoutMs);
       if (!compiled.ok) return compiled;
     }
-    const answer = await this.#send(running, operation, timeoutMs);
+    const answer = await this.#send(running, operation, timeoutMs, signal);
     if (operation.op === 'compile' && answer.ok) running.compiled.add(operation.id);
     return answer;
   }
@@ -232,11 +266,21 @@ export class LanguageEngine {
     this.#options.onEvent?.({ type: 'stopped', language: this.language, reason });
   }
 
-  #send(running: RunningWorker, operation: EngineOperation, timeoutMs: number): Promise<EngineAnswer> {
+  #send(
+    running: RunningWorker,
+    operation: EngineOperation,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<EngineAnswer> {
     running.seq += 1;
     const seq = running.seq;
     const { worker } = running;
     return new Promise<EngineAnswer>((resolve, reject) => {
+      const onAbort = () => {
+        cleanup();
+        this.#stop(worker, `${operation.op} abandoned by its caller`);
+        reject(cancelled(this.language, signal as AbortSignal));
+      };
       const timer = setTimeout(() => {
         cleanup();
         this.#stop(worker, `${operation.op} overran ${timeoutMs} ms`);
@@ -268,12 +312,20 @@ export class LanguageEngine {
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('exit', onExit);
+        signal?.removeEventListener('abort', onAbort);
       };
       worker.on('message', onMessage);
       worker.on('exit', onExit);
+      signal?.addEventListener('abort', onAbort, { once: true });
       worker.postMessage({ ...operation, seq });
     });
   }
+}
+
+function cancelled(language: PolicyLanguage, signal: AbortSignal): PolicyEngineError {
+  return new PolicyEngineError('ENGINE_CANCELLED', `the ${language} request was abandoned by its caller`, {
+    cause: signal.reason,
+  });
 }
 
 function crashMessage(language: PolicyLanguage, detail: string): string {

@@ -21,9 +21,20 @@ export interface EnginePolicy {
   release(): void;
 }
 
+export interface CompileOptions {
+  /**
+   * Abandons the compile: it is dropped if it still waits for the engine, its worker terminated
+   * if it runs (the next request starts a fresh one), and the call rejects with
+   * `ENGINE_CANCELLED` at once.
+   */
+  readonly signal?: AbortSignal;
+}
+
 export interface PolicyEngines {
   /** Compiles `source`; rejects with a PolicySourceError when it does not compile. */
-  compile(language: PolicyLanguage, source: string): Promise<EnginePolicy>;
+  compile(language: PolicyLanguage, source: string, options?: CompileOptions): Promise<EnginePolicy>;
+  /** Policies compiled and not released, per language: what the engines keep. */
+  programs(): Readonly<Record<PolicyLanguage, number>>;
   close(): Promise<void>;
 }
 
@@ -52,10 +63,14 @@ export function createPolicyEngines(options: PolicyEnginesOptions = {}): PolicyE
     return engine;
   };
   return Object.freeze({
-    async compile(language: PolicyLanguage, source: string): Promise<EnginePolicy> {
+    async compile(
+      language: PolicyLanguage,
+      source: string,
+      compile: CompileOptions = {},
+    ): Promise<EnginePolicy> {
       if (closed) throw new PolicyEngineError('ENGINE_CLOSED', 'the policy engines are closed');
       const engine = engineFor(language);
-      const id = await engine.compile(source);
+      const id = await engine.compile(source, compile.signal);
       return Object.freeze({
         language,
         async evaluate(document: unknown): Promise<EngineOutcome> {
@@ -67,6 +82,9 @@ export function createPolicyEngines(options: PolicyEnginesOptions = {}): PolicyE
         },
         release: () => engine.release(id),
       });
+    },
+    programs() {
+      return { cue: engines.get('cue')?.programs ?? 0, rego: engines.get('rego')?.programs ?? 0 };
     },
     async close(): Promise<void> {
       closed = true;

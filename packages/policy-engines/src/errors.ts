@@ -7,6 +7,11 @@ export type PolicyEngineErrorCode =
   | 'ENGINE_CRASHED'
   /** Too many requests are waiting for the engine. */
   | 'ENGINE_BUSY'
+  /**
+   * The caller gave up (its `signal` aborted): the request was dropped while it waited, or the
+   * worker running it was stopped, so that nothing runs for a caller that was answered.
+   */
+  | 'ENGINE_CANCELLED'
   /** The engines were closed. */
   | 'ENGINE_CLOSED';
 

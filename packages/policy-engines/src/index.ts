@@ -1,5 +1,6 @@
 export { DEFAULT_LIMITS, type EngineEvent, type EngineLimits } from './engine.js';
 export {
+  type CompileOptions,
   createPolicyEngines,
   type EngineOutcome,
   type EnginePolicy,

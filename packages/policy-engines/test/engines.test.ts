@@ -168,6 +168,52 @@ describe('the engines', () => {
     await expect(policy.evaluate({ a: 1 })).rejects.toMatchObject({ code: 'ENGINE_CLOSED' });
   });
 
+  it('count the policies they keep, and keep none released', async () => {
+    const counted = createPolicyEngines();
+    expect(counted.programs()).toEqual({ cue: 0, rego: 0 });
+    const one = await counted.compile('cue', 'a: 1');
+    await counted.compile('cue', 'b: 1');
+    await expect(counted.compile('cue', 'a: [')).rejects.toThrow(PolicySourceError);
+    expect(counted.programs()).toEqual({ cue: 2, rego: 0 });
+    one.release();
+    expect(counted.programs()).toEqual({ cue: 1, rego: 0 });
+    await counted.close();
+  });
+
+  // Issue 21: a compile whose caller was answered must not hold the engine. A CUE comprehension
+  // over 300 x 300 elements takes the real engine far longer than any review.
+  const SLOW_CUE = 'import "list"\nx: [for a in list.Range(0, 300, 1) for b in list.Range(0, 300, 1) {a*b}]';
+
+  it('stop a compile its caller gave up, drop one still waiting, and serve the next', async () => {
+    const stopped: string[] = [];
+    const own = createPolicyEngines({
+      onEvent: (event) => event.type === 'stopped' && stopped.push(event.reason),
+    });
+    await own.compile('cue', 'a: 1');
+    const running = new AbortController();
+    const slow = own.compile('cue', SLOW_CUE, { signal: running.signal });
+    const waiting = new AbortController();
+    const queued = own.compile('cue', 'b: 1', { signal: waiting.signal });
+    waiting.abort(new Error('answered'));
+    await expect(queued).rejects.toMatchObject({
+      code: 'ENGINE_CANCELLED',
+      message: 'the cue request was abandoned by its caller',
+      cause: new Error('answered'),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    running.abort(new Error('answered'));
+    await expect(slow).rejects.toMatchObject({ code: 'ENGINE_CANCELLED' });
+    expect(stopped).toEqual(['compile abandoned by its caller']);
+    await expect(own.compile('cue', 'c: 1', { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'ENGINE_CANCELLED',
+    });
+    // A fresh worker: the next compile does not wait for the abandoned one.
+    const next = await own.compile('cue', 'd: 1');
+    expect(await next.evaluate({ d: 1 })).toEqual({ passed: true });
+    expect(own.programs()).toEqual({ cue: 2, rego: 0 });
+    await own.close();
+  });
+
   it('name their languages and files', () => {
     expect(isPolicyLanguage('cue')).toBe(true);
     expect(isPolicyLanguage('cel')).toBe(false);

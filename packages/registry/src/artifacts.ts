@@ -17,21 +17,35 @@ export interface DigestTagQuery {
   readonly mediaType: string;
 }
 
+/** Which listed referrers a query reads, by their `artifactType`. */
+export type ArtifactTypeMatch =
+  | { readonly startsWith: string }
+  | { readonly equals: string }
+  | { readonly includes: string };
+
+/** Which layers of a referrer are artifacts. */
+export type LayerPick =
+  /** Exactly one layer whose media type starts with `mediaTypePrefix`; a referrer with none or several is skipped ("2 `name` layers"). */
+  | { readonly pick: 'one'; readonly mediaTypePrefix: string; readonly name: string }
+  /** Every layer of `mediaType`, each an artifact (`... layer N`). */
+  | { readonly pick: 'each'; readonly mediaType: string }
+  /** The first layer, whatever its media type says. */
+  | { readonly pick: 'first' };
+
 /**
- * The referrers of the image whose `artifactType` starts with `artifactType`: one artifact per
- * referrer, its one layer whose media type starts with `layerMediaType`, with the referrer's
- * annotations (the manifest's over the descriptor's).
+ * The referrers of the image whose listed `artifactType` matches, and the layers `layers` picks in
+ * each: one artifact per layer picked, with the referrer's annotations (the manifest's over the
+ * descriptor's) beside the layer's.
  */
 export interface ReferrersQuery {
   readonly kind: 'referrers';
-  /** A prefix, so that one query covers every version of a media type. */
-  readonly artifactType: string;
-  /** A prefix, as `artifactType`. */
-  readonly layerMediaType: string;
-  /** What such an artifact is called where one is skipped: `Sigstore bundle` ("…, not a Sigstore bundle"). */
-  readonly artifactName: string;
-  /** What its layer is called there: `bundle` ("the referrer has 2 bundle layers, not exactly one"). */
-  readonly layerName: string;
+  readonly artifactType: ArtifactTypeMatch;
+  /**
+   * Set when the referrer's manifest must state a matching `artifactType` too, not only its
+   * listing: what such an artifact is called where one is skipped ("…, not a Sigstore bundle").
+   */
+  readonly confirmedAs?: string;
+  readonly layers: LayerPick;
 }
 
 export type ArtifactQuery = DigestTagQuery | ReferrersQuery;
@@ -54,8 +68,10 @@ export type ArtifactSource = string;
 export interface StoredArtifact {
   readonly source: ArtifactSource;
   readonly bytes: Uint8Array;
-  /** The layer's annotations (a digest tag), or the referrer's, manifest over descriptor (referrers). */
+  /** The layer's annotations. */
   readonly annotations: Readonly<Record<string, string>>;
+  /** The manifest's: the tagged manifest's, or the referrer's (the manifest's over its listing's). */
+  readonly manifestAnnotations: Readonly<Record<string, string>>;
   /** The referrer's `artifactType`, or for a layer of a digest tag the layer's media type. */
   readonly artifactType: string;
 }

@@ -1,5 +1,5 @@
 // Finding what is stored next to an image: the layers of a digest tag (cosign's
-// `sha256-<hex>.sig`) or the referrers of one artifact type, as the caller's query says. Nothing
+// `sha256-<hex>.sig`) or the referrers of an artifact type, as the caller's query says. Nothing
 // here decides validity or knows a signature format; everything handed over is digest-verified
 // bytes. "Nothing there" (a missing tag) is an empty result; a registry failure is a
 // `RegistryError`. One unusable candidate (oversized, tampered, missing, malformed) is skipped and
@@ -7,6 +7,7 @@
 // and bytes, per query.
 import type {
   ArtifactQuery,
+  ArtifactTypeMatch,
   DigestTagQuery,
   DiscoveryRequest,
   ReferrersQuery,
@@ -168,6 +169,7 @@ async function taggedLayers(scan: Scan, query: DigestTagQuery, tag: string): Pro
   if (fetched.manifest.kind !== 'manifest') {
     throw new RegistryError('MALFORMED', store, `${tag} is an index, not an image manifest`);
   }
+  const manifestAnnotations = fetched.manifest.annotations;
   const candidates = fetched.manifest.layers.filter((layer) => layer.mediaType === query.mediaType);
   if (candidates.length > limits.maxLayers) {
     scan.truncated.push({ source, query, by: 'count', limit: limits.maxLayers, found: candidates.length });
@@ -179,7 +181,13 @@ async function taggedLayers(scan: Scan, query: DigestTagQuery, tag: string): Pro
     const bytes = await readCandidate(scan, at, layer, budget);
     return bytes === undefined
       ? undefined
-      : { source: at, bytes, annotations: layer.annotations, artifactType: layer.mediaType };
+      : {
+          source: at,
+          bytes,
+          annotations: layer.annotations,
+          manifestAnnotations,
+          artifactType: layer.mediaType,
+        };
   });
   if (budget.exceeded) {
     scan.truncated.push({
@@ -200,8 +208,7 @@ async function referrerArtifacts(
 ): Promise<StoredArtifact[]> {
   const { store, limits } = scan;
   const referrers = await scan.client.listReferrers(store, digest, scan.call);
-  const listed = (descriptor: Descriptor): descriptor is Referrer =>
-    descriptor.artifactType?.startsWith(query.artifactType) === true;
+  const listed = (descriptor: Descriptor) => matchesType(descriptor.artifactType, query.artifactType);
   const candidates = unique(referrers.descriptors.filter(listed));
   const source = `${store.registry}/${store.repository}@${digest} referrers`;
   if (referrers.truncated || candidates.length > limits.maxReferrers) {
@@ -217,7 +224,7 @@ async function referrerArtifacts(
   const artifacts = await mapLimited(
     candidates.slice(0, limits.maxReferrers),
     limits.concurrency,
-    (descriptor) => referrerArtifact(scan, query, digest, descriptor, budget),
+    (descriptor) => referrerFinds(scan, query, digest, descriptor, budget),
   );
   if (budget.exceeded) {
     scan.truncated.push({
@@ -228,21 +235,29 @@ async function referrerArtifacts(
       found: candidates.length,
     });
   }
-  return artifacts.filter((artifact) => artifact !== undefined);
+  return artifacts.flat();
 }
 
-/** One referrer's artifact, or `undefined` (recorded as skipped) when the referrer is not usable. */
-async function referrerArtifact(
+/** Whether a listed or stated artifactType is what the query reads. */
+function matchesType(artifactType: string | undefined, match: ArtifactTypeMatch): boolean {
+  const type = artifactType ?? '';
+  if ('startsWith' in match) return artifactType !== undefined && type.startsWith(match.startsWith);
+  if ('equals' in match) return type === match.equals;
+  return type.includes(match.includes);
+}
+
+/** One referrer's artifacts; none (recorded as skipped) when the referrer is not usable. */
+async function referrerFinds(
   scan: Scan,
   query: ReferrersQuery,
   subject: string,
-  descriptor: Referrer,
+  descriptor: Descriptor,
   budget: ByteBudget,
-): Promise<StoredArtifact | undefined> {
+): Promise<StoredArtifact[]> {
   const source = `${scan.store.registry}/${scan.store.repository}@${descriptor.digest}`;
-  const skip = (reason: string) => {
+  const skip = (reason: string): StoredArtifact[] => {
     scan.skipped.push({ source, reason });
-    return undefined;
+    return [];
   };
   let fetched: FetchedManifest | undefined;
   try {
@@ -254,28 +269,50 @@ async function referrerArtifact(
   if (fetched === undefined) return skip('the referrer manifest is listed but does not exist');
   const manifest = fetched.manifest;
   if (manifest.kind !== 'manifest') return skip('the referrer is an index, not an image manifest');
-  const artifactType = manifest.artifactType ?? descriptor.artifactType;
-  if (!artifactType.startsWith(query.artifactType)) {
-    return skip(
-      `the referrer's artifactType is ${JSON.stringify(artifactType)}, not a ${query.artifactName}`,
-    );
+  const artifactType = manifest.artifactType ?? descriptor.artifactType ?? '';
+  if (query.confirmedAs !== undefined && !matchesType(artifactType, query.artifactType)) {
+    return skip(`the referrer's artifactType is ${JSON.stringify(artifactType)}, not a ${query.confirmedAs}`);
   }
   if (manifest.subject !== undefined && manifest.subject.digest !== subject) {
     return skip(`the referrer's subject is ${manifest.subject.digest}, not ${subject}`);
   }
-  const layers = manifest.layers.filter((layer) => layer.mediaType.startsWith(query.layerMediaType));
-  const [layer] = layers;
-  if (layer === undefined || layers.length > 1) {
-    return skip(`the referrer has ${layers.length} ${query.layerName} layers, not exactly one`);
+  const manifestAnnotations = { ...descriptor.annotations, ...manifest.annotations };
+  const stored = (at: string, bytes: Uint8Array, layer: Descriptor): StoredArtifact => ({
+    source: at,
+    bytes,
+    annotations: layer.annotations,
+    manifestAnnotations,
+    artifactType,
+  });
+  const pick = query.layers;
+  if (pick.pick === 'each') {
+    const layers = manifest.layers.filter((layer) => layer.mediaType === pick.mediaType);
+    const read = await mapLimited(
+      layers.slice(0, scan.limits.maxLayers),
+      scan.limits.concurrency,
+      async (layer, index) => {
+        const at = `${source} layer ${index}`;
+        const bytes = await readCandidate(scan, at, layer, budget);
+        return bytes === undefined ? undefined : stored(at, bytes, layer);
+      },
+    );
+    return read.filter((artifact) => artifact !== undefined);
+  }
+  let layer: Descriptor | undefined;
+  if (pick.pick === 'first') {
+    layer = manifest.layers[0];
+    if (layer === undefined) return skip('the referrer has no layers');
+  } else {
+    const layers = manifest.layers.filter((candidate) =>
+      candidate.mediaType.startsWith(pick.mediaTypePrefix),
+    );
+    layer = layers[0];
+    if (layer === undefined || layers.length > 1) {
+      return skip(`the referrer has ${layers.length} ${pick.name} layers, not exactly one`);
+    }
   }
   const bytes = await readCandidate(scan, source, layer, budget);
-  if (bytes === undefined) return undefined;
-  return {
-    source,
-    bytes,
-    annotations: { ...descriptor.annotations, ...manifest.annotations },
-    artifactType,
-  };
+  return bytes === undefined ? [] : [stored(source, bytes, layer)];
 }
 
 /**
@@ -345,14 +382,14 @@ class ByteBudget {
 async function mapLimited<T, R>(
   items: readonly T[],
   limit: number,
-  fn: (item: T) => Promise<R>,
+  fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await fn(items[index] as T);
+      results[index] = await fn(items[index] as T, index);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
@@ -367,8 +404,6 @@ async function manifestOrNothing(scan: Scan, reference: string): Promise<Fetched
     throw error;
   }
 }
-
-type Referrer = Descriptor & { readonly artifactType: string };
 
 function unique<T extends Descriptor>(descriptors: readonly T[]): T[] {
   const seen = new Set<string>();

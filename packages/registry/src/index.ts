@@ -11,8 +11,10 @@
 export type {
   ArtifactQuery,
   ArtifactSource,
+  ArtifactTypeMatch,
   DigestTagQuery,
   DiscoveryRequest,
+  LayerPick,
   ReferrersQuery,
   StoredArtifact,
   UnreadableCandidate,

@@ -71,7 +71,7 @@ describe('ECR credentials through IRSA, against moto and a real registry', () =>
       { transport: new RegistryClient().transport, call: callWithin(10_000) },
     );
     expect(credential).toMatchObject({ username: 'AWS' });
-    // tinyproxy forwarded the SDK's requests to moto: AssumeRoleWithWebIdentity, then GetAuthorizationToken.
+    // the forward proxy forwarded the SDK's requests to moto: AssumeRoleWithWebIdentity, then GetAuthorizationToken.
     expect((await proxy.targets()).filter((target) => target === new URL(bed.moto.url).host)).toHaveLength(2);
   });
 

@@ -1,10 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ArtifactQuery } from '../src/artifacts.js';
 import { RegistryClient } from '../src/client.js';
 import { ArtifactDiscovery } from '../src/discovery.js';
 import { RegistryError } from '../src/errors.js';
 import { dispatchFetch } from '../src/net/request.js';
 import type { RepositoryRef } from '../src/references.js';
-import { ATTESTATIONS, BUNDLES, discoverAll, SIGNATURES, type Wanted } from './helpers/cosign-discovery.js';
+import {
+  ATTESTATIONS,
+  BUNDLES,
+  discoverAll,
+  OCI11_ATTESTATIONS,
+  OCI11_SIGNATURES,
+  SIGNATURES,
+  type Wanted,
+} from './helpers/cosign-discovery.js';
 import {
   DOCKER_MANIFEST,
   MemoryRegistry,
@@ -120,6 +129,7 @@ describe('discoverArtifacts', () => {
       source: `${repo.registry}/team/app:${tagOf(image.digest, '.sig')} layer 0`,
       bytes: expect.any(Uint8Array),
       annotations: { 'dev.cosignproject.cosign/signature': 'c2lnbmF0dXJl0' },
+      manifestAnnotations: {},
       artifactType: SIMPLESIGNING,
     });
     expect(sig && sha256(sig.bytes)).toBe(signature.digest);
@@ -131,7 +141,7 @@ describe('discoverArtifacts', () => {
       query: BUNDLES,
       source: `${repo.registry}/team/app@${referrer.digest}`,
       artifactType: BUNDLE,
-      annotations: { 'dev.sigstore.bundle.predicateType': 'https://sigstore.dev/cosign/sign/v1' },
+      manifestAnnotations: { 'dev.sigstore.bundle.predicateType': 'https://sigstore.dev/cosign/sign/v1' },
     });
   });
 
@@ -337,7 +347,7 @@ describe('discoverArtifacts', () => {
     const [bundle] = (await discoverAll(client, request(), callWithin(5_000))).artifacts;
     expect(bundle).toMatchObject({
       artifactType: BUNDLE,
-      annotations: { 'dev.sigstore.bundle.predicateType': 'p' },
+      manifestAnnotations: { 'dev.sigstore.bundle.predicateType': 'p' },
     });
   });
 
@@ -345,7 +355,7 @@ describe('discoverArtifacts', () => {
     const { memory, client, image, request } = await setup();
     pushBundleReferrer(memory, 'team/app', image);
     const [bundle] = (await discoverAll(client, request(), callWithin(5_000))).artifacts;
-    expect(bundle).toMatchObject({ query: BUNDLES, annotations: {} });
+    expect(bundle).toMatchObject({ query: BUNDLES, manifestAnnotations: {} });
   });
 
   it('refuses a .sig tag that points at an index', async () => {
@@ -503,6 +513,173 @@ describe('discoverArtifacts', () => {
     });
   });
 
+  describe('OCI 1.1 referrers for the legacy formats (enable-oci11)', () => {
+    const SIG_REFERRER = 'application/vnd.dev.cosign.artifact.sig.v1+json';
+    const IN_TOTO = 'application/vnd.in-toto+json';
+    function pushArtifact(
+      memory: MemoryRegistry,
+      subject: PushedDescriptor,
+      artifactType: string,
+      layers: PushedDescriptor[],
+      subjectDigest = subject.digest,
+    ): PushedDescriptor {
+      return memory.pushManifest('team/app', {
+        schemaVersion: 2,
+        mediaType: OCI_MANIFEST,
+        artifactType,
+        config: { mediaType: OCI_EMPTY, digest: sha256('{}'), size: 2 },
+        layers,
+        subject: { mediaType: OCI_MANIFEST, digest: subjectDigest, size: subject.size },
+      });
+    }
+
+    it('reads signature referrers as legacy signatures and in-toto referrers as legacy attestations, only when asked', async () => {
+      const { memory, client, repo, image, request } = await setup();
+      const signature = signatureLayer(memory, 'team/app', image.digest);
+      const sigReferrer = pushArtifact(memory, image, SIG_REFERRER, [signature]);
+      const envelope = memory.pushBlob('team/app', '{"payloadType":"application/vnd.in-toto+json"}', IN_TOTO);
+      const attReferrer = pushArtifact(memory, image, IN_TOTO, [envelope]);
+      pushArtifact(memory, image, 'application/spdx+json', [envelope]);
+      const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
+      const signatures = await discoverAll(
+        client,
+        request({ legacyAttestations: false, bundles: false, oci11Referrers: true }),
+        callWithin(5_000),
+      );
+      expect(signatures.artifacts).toMatchObject([
+        {
+          query: OCI11_SIGNATURES,
+          source: `${at(sigReferrer.digest)} layer 0`,
+          annotations: signature.annotations,
+        },
+      ]);
+      const attestations = await discoverAll(
+        client,
+        request({ legacySignatures: false, bundles: false, oci11Referrers: true }),
+        callWithin(5_000),
+      );
+      expect(attestations.artifacts).toMatchObject([
+        { query: OCI11_ATTESTATIONS, source: at(attReferrer.digest) },
+      ]);
+      const off = await discoverAll(client, request({ bundles: false }), callWithin(5_000));
+      expect(off.artifacts).toEqual([]);
+    });
+
+    it('skips unusable referrers and says why; stops at maxReferrers and maxTotalBytes', async () => {
+      const { memory, client, repo, image, request } = await setup();
+      memory.referrersApi = false;
+      const envelope = memory.pushBlob('team/app', '{"envelope":1}', IN_TOTO);
+      const noLayers = pushArtifact(memory, image, IN_TOTO, []);
+      const otherSubject = pushArtifact(memory, image, IN_TOTO, [envelope], sha256('other image'));
+      const index = memory.pushManifest('team/app', {
+        schemaVersion: 2,
+        mediaType: OCI_INDEX,
+        manifests: [],
+      });
+      const missing = { mediaType: OCI_MANIFEST, digest: sha256('gone'), size: 1 };
+      const broken = Buffer.from('{"schemaVersion": 2, "layers": "not a list"');
+      memory.manifests.set(`team/app@${sha256(broken)}`, {
+        bytes: broken,
+        mediaType: OCI_MANIFEST,
+        json: {},
+      });
+      const malformed = { mediaType: OCI_MANIFEST, digest: sha256(broken), size: broken.length };
+      const good = pushArtifact(memory, image, IN_TOTO, [envelope]);
+      memory.pushManifest(
+        'team/app',
+        {
+          schemaVersion: 2,
+          mediaType: OCI_INDEX,
+          manifests: [noLayers, otherSubject, index, missing, malformed, good].map((d) => ({
+            ...d,
+            artifactType: IN_TOTO,
+          })),
+        },
+        { tag: tagOf(image.digest, '') },
+      );
+      const wanted = request({ legacySignatures: false, bundles: false, oci11Referrers: true });
+      const found = await discoverAll(client, wanted, callWithin(5_000));
+      const at = (digest: string) => `${repo.registry}/team/app@${digest}`;
+      expect(found.artifacts.map((a) => a.source)).toEqual([at(good.digest)]);
+      const A = OCI11_ATTESTATIONS;
+      expect(found.skipped.map((s) => [s.source, s.query, s.reason])).toEqual([
+        [at(noLayers.digest), A, 'the referrer has no layers'],
+        [
+          at(otherSubject.digest),
+          A,
+          `the referrer's subject is ${sha256('other image')}, not ${image.digest}`,
+        ],
+        [at(index.digest), A, 'the referrer is an index, not an image manifest'],
+        [at(missing.digest), A, 'the referrer manifest is listed but does not exist'],
+        [at(malformed.digest), A, expect.stringContaining('the referrer manifest is unusable')],
+      ]);
+      const few = await discoverAll(client, wanted, callWithin(5_000), { maxReferrers: 2 });
+      expect(few.truncated).toMatchObject([{ query: A, by: 'count', limit: 2, found: 6 }]);
+      const small = await discoverAll(client, wanted, callWithin(5_000), { maxTotalBytes: 1 });
+      expect(small.artifacts).toEqual([]);
+      expect(small.truncated).toMatchObject([{ query: A, by: 'bytes', limit: 1 }]);
+    });
+
+    it('skips an oversized signature layer and a listed referrer without an artifactType', async () => {
+      const { memory, client, image, request } = await setup();
+      memory.referrersApi = false;
+      const big = { ...signatureLayer(memory, 'team/app', image.digest, 1), size: 10_000_000 };
+      const small = signatureLayer(memory, 'team/app', image.digest, 2);
+      const sigReferrer = pushArtifact(memory, image, SIG_REFERRER, [big, small]);
+      const untyped = pushArtifact(memory, image, SIG_REFERRER, [small]);
+      const { artifactType: _, ...withoutType } = { ...untyped, artifactType: undefined };
+      memory.pushManifest(
+        'team/app',
+        {
+          schemaVersion: 2,
+          mediaType: OCI_INDEX,
+          manifests: [{ ...sigReferrer, artifactType: SIG_REFERRER }, withoutType],
+        },
+        { tag: tagOf(image.digest, '') },
+      );
+      const wanted = request({ legacyAttestations: false, bundles: false, oci11Referrers: true });
+      const found = await discoverAll(client, wanted, callWithin(5_000));
+      expect(found.artifacts.map((a) => a.source.split(' ').at(-1))).toEqual(['1']);
+      expect(found.skipped).toMatchObject([
+        { query: OCI11_SIGNATURES, reason: expect.stringContaining('10000000') },
+      ]);
+    });
+
+    it('passes registry failures while reading a referrer manifest on', async () => {
+      const { memory, server, image, request } = await setup();
+      const referrer = pushArtifact(memory, image, SIG_REFERRER, [
+        signatureLayer(memory, 'team/app', image.digest),
+      ]);
+      const client = new RegistryClient({
+        insecureHosts: [server.host],
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        fetch: async (url, init) =>
+          url.pathname.endsWith(referrer.digest)
+            ? new Response('down', { status: 503 })
+            : dispatchFetch(url, init),
+      });
+      const wanted = request({ legacyAttestations: false, bundles: false, oci11Referrers: true });
+      const error = (await discoverAll(client, wanted, callWithin(5_000)).catch(
+        (e: unknown) => e,
+      )) as RegistryError;
+      expect(error.code).toBe('SERVER_ERROR');
+    });
+
+    it('reports a referrers list the client cut short', async () => {
+      const { memory, server, image, request } = await setup();
+      const envelope = memory.pushBlob('team/app', '{"envelope":2}', IN_TOTO);
+      pushArtifact(memory, image, IN_TOTO, [envelope]);
+      pushArtifact(memory, image, IN_TOTO, [memory.pushBlob('team/app', '{"envelope":3}', IN_TOTO)]);
+      const client = new RegistryClient({
+        insecureHosts: [server.host],
+        limits: { referrersMaxDescriptors: 1 },
+      });
+      const wanted = request({ legacySignatures: false, bundles: false, oci11Referrers: true });
+      const found = await discoverAll(client, wanted, callWithin(5_000));
+      expect(found.truncated).toMatchObject([{ query: OCI11_ATTESTATIONS, found: undefined }]);
+    });
+  });
+
   it('refuses a tag prefix that makes an invalid tag', async () => {
     const { client, request } = await setup();
     const error = (await discoverAll(client, request({ tagPrefix: 'bad/' }), callWithin(5_000)).catch(
@@ -524,7 +701,11 @@ describe('ArtifactDiscovery', () => {
       artifactType: 'application/vnd.example.other',
     });
     const { legacySignatures: _s, legacyAttestations: _a, bundles: _b, ...where } = request();
-    const OTHER = { ...BUNDLES, artifactType: 'application/vnd.example.other', artifactName: 'other' };
+    const OTHER: ArtifactQuery = {
+      kind: 'referrers',
+      artifactType: { equals: 'application/vnd.example.other' },
+      layers: { pick: 'one', mediaTypePrefix: BUNDLE, name: 'other' },
+    };
     const discovery = new ArtifactDiscovery(client);
     const before = server.requests.length;
     const [first, again, bundles, others] = await Promise.all([

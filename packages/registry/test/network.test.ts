@@ -1,7 +1,7 @@
 // Registry access as clusters have it, against real programs: CNCF distribution serving TLS from a
-// private CA, plain HTTP where HTTPS was expected, on a port browsers block; tinyproxy as the
-// HTTP(S) proxy with NO_PROXY for in-cluster registries. Token servers and name resolution that the
-// tests must control are in-process (said where they are).
+// private CA, plain HTTP where HTTPS was expected, on a port browsers block; the testbed's forward
+// proxy (goproxy) as the HTTP(S) proxy with NO_PROXY for in-cluster registries. Token servers and
+// name resolution that the tests must control are in-process (said where they are).
 
 import type { LookupAddress } from 'node:dns';
 import { rm } from 'node:fs/promises';

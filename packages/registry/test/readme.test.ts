@@ -1,6 +1,6 @@
-// The README holds: its API table lists exactly what `src/index.ts` exports, and its example is
-// `helpers/readme-example.ts` verbatim and prints what the README says, against a real OCI 1.1
-// registry and an image signed by the real cosign in both formats.
+// The README holds: its API table lists exactly what `src/index.ts` exports, and its examples are
+// `helpers/readme-example.ts` and `.cjs` verbatim and print what the README says, the first
+// against a real registry (distribution, no referrers API) and an image signed by the real cosign.
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,12 +18,33 @@ it('the API table lists every export of src/index.ts, once', () => {
   );
 });
 
-it('the README shows the example verbatim', () => {
-  const source = readFileSync(new URL('./helpers/readme-example.ts', import.meta.url), 'utf8');
-  const example = source
+const exampleOf = (file: string) => {
+  const source = readFileSync(new URL(`./helpers/${file}`, import.meta.url), 'utf8');
+  return source
     .slice(source.indexOf('\n') + 1)
     .replace("from '../../src/index.js'", "from '@signet/registry'");
-  expect(readme).toContain(example);
+};
+
+it('the README shows the examples verbatim', () => {
+  expect(readme).toContain(exampleOf('readme-example.ts'));
+  expect(readme).toContain(exampleOf('readme-example.cjs'));
+});
+
+it('the CommonJS example prints which credential each image gets', async () => {
+  const registry = await import('../src/index.js');
+  const lines: unknown[][] = [];
+  const run = new Function('require', 'console', exampleOf('readme-example.cjs'));
+  run(
+    (name: string) => {
+      if (name !== '@signet/registry') throw new Error(`the example requires ${name}`);
+      return registry;
+    },
+    { log: (...args: unknown[]) => lines.push(args) },
+  );
+  expect(lines).toEqual([
+    ['team/app', 'basic', 'team'],
+    ['other/app', 'basic', 'ci'],
+  ]);
 });
 
 describe('the README example', () => {
@@ -34,16 +55,15 @@ describe('the README example', () => {
 
   beforeAll(async () => {
     const testbed = await loadTestbed();
-    const { crane } = await ensureTestTools(testbed, ['crane', 'cosign', 'oci-registry']);
+    const { crane } = await ensureTestTools(testbed, ['crane', 'cosign', 'registry']);
     runDir = await testbed.createRunDir('signet-registry-readme-');
     group = new testbed.ProcessGroup({ runDir, graceMs: 2_000 });
-    const registry = await testbed.startRegistry({ referrers: true, group });
+    const registry = await testbed.startRegistry({ referrers: false, group });
     host = registry.host;
     digest = await testbed.pushRandomImage(registry, 'team/app', 'v1', { crane, workDir: runDir });
     const cosign = await testbed.createCosign({ workDir: runDir });
     const key = await cosign.generateKeyPair(join(runDir, 'keys'), 'pw');
     await cosign.signLegacyKeyed(`${host}/team/app@${digest}`, key);
-    await cosign.signBundleKeyed(`${host}/team/app@${digest}`, key);
   }, SETUP_TIMEOUT);
 
   afterAll(async () => {
@@ -51,7 +71,7 @@ describe('the README example', () => {
     if (runDir !== '' && !process.env.SIGNET_KEEP_RUN_DIR) await rm(runDir, { recursive: true, force: true });
   });
 
-  it('resolves the tag and finds the bundle referrer and the legacy signature', async () => {
+  it('resolves the tag, reads the referrers and finds the legacy signature', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
     const argv = process.argv;
     try {
@@ -59,7 +79,7 @@ describe('the README example', () => {
       await import('./helpers/readme-example.js');
       expect(log.mock.calls).toEqual([
         [`team/app:v1 is ${digest}, an image manifest`],
-        ['referrer application/vnd.dev.sigstore.bundle.v0.3+json (referrers-api)'],
+        ['0 referrer(s), read through the fallback-tag'],
         [`1 signature layer(s) under ${digest.replace(':', '-')}.sig`],
       ]);
     } finally {

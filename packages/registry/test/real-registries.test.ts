@@ -153,7 +153,7 @@ describe('the registry layer against real registries', () => {
       expect(found.artifacts[0]).toMatchObject({
         query: BUNDLES,
         artifactType: BUNDLE,
-        annotations: { [PREDICATE_TYPE]: COSIGN_SIGN_PREDICATE },
+        manifestAnnotations: { [PREDICATE_TYPE]: COSIGN_SIGN_PREDICATE },
         source: `${oci.host}/signed/bundle@${referrers.descriptors[0]?.digest}`,
       });
       const bundle = found.artifacts[0]?.bytes ?? new Uint8Array();
@@ -183,7 +183,7 @@ describe('the registry layer against real registries', () => {
       expect(found.artifacts[0]).toMatchObject({
         query: BUNDLES,
         artifactType: BUNDLE,
-        annotations: { [PREDICATE_TYPE]: COSIGN_SIGN_PREDICATE },
+        manifestAnnotations: { [PREDICATE_TYPE]: COSIGN_SIGN_PREDICATE },
       });
     },
     TEST_TIMEOUT,
@@ -224,7 +224,7 @@ describe('the registry layer against real registries', () => {
       });
       const bundles = await discoverAll(client, request(oci, 'attested/app', onOci), callWithin(20_000));
       expect(bundles.artifacts).toMatchObject([
-        { query: BUNDLES, annotations: { [PREDICATE_TYPE]: predicateType } },
+        { query: BUNDLES, manifestAnnotations: { [PREDICATE_TYPE]: predicateType } },
       ]);
     },
     TEST_TIMEOUT,

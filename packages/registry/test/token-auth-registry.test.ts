@@ -1,11 +1,11 @@
 // Bearer-token authentication against a REAL registry: CNCF distribution configured with
 // `auth: token` (realm, service, issuer, rootcertbundle) and a token server written here (node:http
-// + node:crypto signing ES256 JWTs with a key whose self-signed certificate, made with the openssl
-// CLI, is the registry's root certificate bundle). Only the token server is ours; the challenges,
+// + node:crypto signing ES256 JWTs with a key whose self-signed certificate, minted by
+// @signet/testbed, is the registry's root certificate bundle). Only the token server is ours; the challenges,
 // token checks and 401s are distribution's.
 
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RegistryClient } from '../src/client.js';
@@ -32,47 +32,14 @@ interface Issuer {
   readonly certificatePath: string;
 }
 
-/** An EC P-256 key and a self-signed certificate for it, from the openssl CLI. */
+/** An EC P-256 key and a self-signed certificate for it, minted by @signet/testbed. */
 async function mintIssuer(testbed: typeof Testbed, dir: string): Promise<Issuer> {
-  try {
-    await testbed.runCommand('openssl', ['version'], { timeoutMs: 10_000 });
-  } catch (error) {
-    throw new Error(
-      'this test needs the openssl CLI (Debian package `openssl`) to mint the token certificate',
-      {
-        cause: error,
-      },
-    );
-  }
-  const keyPath = join(dir, 'token-key.pem');
-  const certificatePath = join(dir, 'token-cert.pem');
-  await testbed.runCommand(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${ISSUER}`,
-      '-keyout',
-      keyPath,
-      '-out',
-      certificatePath,
-    ],
-    { timeoutMs: 30_000 },
-  );
-  const pem = await readFile(certificatePath, 'utf8');
-  const body = pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
+  const certificate = await testbed.mintServerCertificate(dir, ISSUER, []);
+  const body = certificate.pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
   return {
-    privateKeyPem: await readFile(keyPath, 'utf8'),
+    privateKeyPem: certificate.keyPem,
     certificateDer: Buffer.from(body, 'base64'),
-    certificatePath,
+    certificatePath: certificate.certPath,
   };
 }
 

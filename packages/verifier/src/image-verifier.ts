@@ -16,7 +16,7 @@ import type { DiscoveredArtifact } from './artifacts.js';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
 import { findArtifacts } from './formats/discover.js';
 import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
-import { consideredCount, evidenceOf, type OtherFormat } from './policy/verify-authority.js';
+import { consideredCount, type OtherFormat, searchOf } from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
 import { SignatureCheckError } from './sigstore/errors.js';
 import { TagCache } from './tag-cache.js';
@@ -181,19 +181,22 @@ export class ImageVerifier {
         policy.compiled.authorities.map(async (authority) => {
           if (authority.type === 'static') return;
           try {
-            const { sources, formats } = authority;
             // Unusable candidates come too: the authority reports them among what it rejected.
-            found.set(
-              authority,
-              await findArtifacts(discovery, sources, formats, evidenceOf(authority), target, call),
-            );
+            found.set(authority, await findArtifacts(discovery, searchOf(authority), target, call));
           } catch (error) {
             found.set(authority, this.#unreadable(error, options, started));
           }
         }),
       );
       const artifactsFor = (a: CompiledAuthority) => found.get(a) ?? [];
-      const check = await verifyPolicy(policy.compiled, target.digest, artifactsFor, inputs);
+      const check = await verifyPolicy(
+        policy.compiled,
+        target.digest,
+        artifactsFor,
+        inputs,
+        undefined,
+        call.signal,
+      );
       if (check.passed) return check;
       // Nothing found: look once in the other formats, so the denial can say what is there.
       const elsewhere = await this.#elsewhere(policy.compiled, check, target, discovery, call);
@@ -204,6 +207,7 @@ export class ImageVerifier {
         artifactsFor,
         inputs,
         (a) => elsewhere.get(a) ?? [],
+        call.signal,
       );
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
@@ -239,15 +243,14 @@ export class ImageVerifier {
         const held = await Promise.all(
           authority.otherFormats.map(async (format): Promise<OtherFormat[]> => {
             try {
-              const { sources } = authority;
-              const artifacts = await findArtifacts(
-                discovery,
-                sources,
-                [format],
-                evidenceOf(authority),
-                target,
-                call,
-              );
+              // Each other format where it is stored by default (enable-oci11 widens only the
+              // authority's own formats, as policy-controller's does).
+              const search = {
+                ...searchOf(authority),
+                formats: [format],
+                settings: { oci11Referrers: false },
+              };
+              const artifacts = await findArtifacts(discovery, search, target, call);
               const count = consideredCount(authority, artifacts, [format]);
               return count > 0 ? [{ format, count }] : [];
             } catch {

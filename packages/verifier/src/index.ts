@@ -26,6 +26,20 @@ export {
   type VerifyOptions,
 } from './image-verifier.js';
 export {
+  type CelEvaluator,
+  type CelHost,
+  type CelOutcome,
+  DEFAULT_CEL_COST_LIMIT,
+} from './policy/cel-host.js';
+export {
+  CelSyntaxError,
+  CelWorkers,
+  CelWorkersError,
+  type CelWorkersErrorCode,
+  type CelWorkersEvent,
+  type CelWorkersOptions,
+} from './policy/cel-workers.js';
+export {
   type CompileContext,
   type CompiledAuthorities,
   type CompiledAuthority,

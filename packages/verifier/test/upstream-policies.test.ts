@@ -7,14 +7,16 @@
 // One adaptation, because no Fulcio or Rekor runs here: an upstream `keyless` authority is given
 // cosign key A and a `key` authority key B (what signs stands in for who signs), and `ctlog` is
 // dropped (nothing is uploaded to a log). Everything the policies say is used as written.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { parseReference } from '@signet/core';
-import { type ClusterImagePolicy, parseClusterImagePolicy } from '@signet/k8s-types';
+import {
+  type ClusterImagePolicy,
+  parseClusterImagePolicy,
+  parsePolicyControllerConfig,
+} from '@signet/k8s-types';
 import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines';
 import { RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -285,9 +287,72 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     expect(await check(image, keyed as PolicyToVerify)).toMatchObject({ passed: true });
   });
 
+  it('the OCI 1.1 script as upstream runs it: enable-oci11, an in-toto referrer, the policy as written', async () => {
+    const script = 'test/e2e_test_cluster_image_policy_with_oci11_attestations.sh';
+    const text = await readFile(join(upstream, script), 'utf8');
+    // kubectl patch configmap/config-policy-controller ... --patch '{"data":{"enable-oci11":"true"}}'
+    const [, patch = ''] = text.match(/--patch '(\{"data":\{"enable-oci11":"true"\}\})'/) ?? [];
+    const config = parsePolicyControllerConfig((JSON.parse(patch) as { data: unknown }).data);
+    expect(config.enableOCI11).toBe(true);
+    const inline = await inlinePolicy(script);
+    expect(inline.spec.authorities[0]?.signatureFormat).toBeUndefined();
+    const policyWith = async (enableOCI11: boolean) => ({
+      name: inline.metadata.name,
+      mode: 'enforce' as const,
+      revision: `${inline.metadata.name}@oci11-${enableOCI11}-${++revisions}`,
+      compiled: await compileAuthorities(adapted(inline), { engines, enableOCI11 }),
+    });
+    const [on, off] = [await policyWith(config.enableOCI11), await policyWith(false)];
+    const provenance = join(runDir, 'oci11-provenance.json');
+    await writeFile(provenance, JSON.stringify({ buildDefinition: { buildType: 'x' }, runDetails: {} }));
+    const referrer = async (image: string, key: Testbed.CosignKeyPair) => {
+      const envelope = await cosign.attestationEnvelope(image, key, {
+        predicatePath: provenance,
+        type: 'slsaprovenance1',
+        format: 'legacy',
+      });
+      const [repository = '', digest = ''] = image.slice(oci.host.length + 1).split('@');
+      // As Cloud Build attaches provenance: artifactType application/vnd.in-toto+json, the envelope first.
+      await testbed.pushReferrer(oci, repository, digest, {
+        artifactType: 'application/vnd.in-toto+json',
+        layers: [{ mediaType: 'application/vnd.dsse.envelope.v1+json', content: Buffer.from(envelope) }],
+      });
+    };
+    const image = await push(oci, 'cloudrun/container/hello-oci11');
+    await referrer(image, keyB);
+    expect(await check(image, on)).toMatchObject({ passed: true });
+    // Without enable-oci11, neither reads referrers for this authority.
+    expect(reasonOf(await check(image, off))).toContain('no attestation found');
+    // An envelope by another key: upstream's OCI 1.1 path takes referrer attestations without
+    // checking their signature and would admit this; Signet verifies them as any other.
+    const forged = await push(oci, 'cloudrun/container/hello-forged');
+    await referrer(forged, keyA);
+    expect(reasonOf(await check(forged, on))).toMatch(/no valid attestation: 1 found, 0 verified/);
+  });
+
+  it("enable-oci11 for signatures: cosign's experimental referrer signature counts, as upstream's check tries it first", async () => {
+    const cip = parseClusterImagePolicy({
+      apiVersion: 'policy.sigstore.dev/v1beta1',
+      kind: 'ClusterImagePolicy',
+      metadata: { name: 'oci11-signature' },
+      spec: { images: [{ glob: '**' }], authorities: [{ key: { data: publicB } }] },
+    });
+    const policyWith = async (enableOCI11: boolean) => ({
+      name: 'oci11-signature',
+      mode: 'enforce' as const,
+      revision: `oci11-signature@${enableOCI11}-${++revisions}`,
+      compiled: await compileAuthorities(cip, { enableOCI11 }),
+    });
+    for (const registry of [oci, plain]) {
+      const image = await push(registry, 'demo/oci11-signature');
+      await cosign.signLegacyKeyedOci11(image, keyB);
+      expect(await check(image, await policyWith(true))).toMatchObject({ passed: true });
+      expect(reasonOf(await check(image, await policyWith(false)))).toContain('no signature found');
+    }
+  });
+
   it('the OCI 1.1 script: SLSA provenance v1 in a Sigstore bundle, found as a referrer', async () => {
-    // Upstream reads referrers when its config says enable-oci11; Signet when the authority says
-    // signatureFormat: bundle.
+    // Signet's own route to the same attestation: the authority says signatureFormat: bundle.
     const inline = await inlinePolicy('test/e2e_test_cluster_image_policy_with_oci11_attestations.sh');
     const authorities = inline.spec.authorities.map((a) => ({ ...a, signatureFormat: 'bundle' as const }));
     const policy = await compiled({ ...inline, spec: { ...inline.spec, authorities } });
@@ -489,19 +554,10 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     // served here on loopback, and the URL and sha256sum are pointed at it.
     const [expected] = await expectedErrors('test/e2e_test_cluster_image_policy_from_url.sh');
     const content = await readFile(join(upstream, 'test/testdata/policies/cue-policy-config.cue'));
-    await promisify(execFile)(
-      'openssl',
-      [
-        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
-        ...['-keyout', join(runDir, 'policy-key.pem'), '-out', join(runDir, 'policy-cert.pem'), '-days', '1'],
-        ...['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
-      ],
-      { timeout: 20_000 },
-    );
-    const cert = await readFile(join(runDir, 'policy-cert.pem'), 'utf8');
-    const server = createHttpsServer(
-      { key: await readFile(join(runDir, 'policy-key.pem')), cert },
-      (_, response) => response.end(content),
+    const certificate = await testbed.mintServerCertificate(runDir, 'policy', ['127.0.0.1']);
+    const cert = certificate.pem;
+    const server = createHttpsServer({ key: certificate.keyPem, cert }, (_, response) =>
+      response.end(content),
     );
     const port = await listenInRange(server);
     try {

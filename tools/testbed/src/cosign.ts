@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunResult, runCommand } from './exec.js';
@@ -45,6 +45,40 @@ function offlineKeyedFlags(key: CosignKeyPair, offline: OfflineConfig | undefine
   return ['--key', key.privateKey, ...format, '--yes'];
 }
 
+/** Who signs keyless, and with which Sigstore: a token from its OIDC issuer and its files. */
+export interface KeylessSigner {
+  /**
+   * A file holding an OIDC ID token for audience `sigstore` (see `OidcIssuer.mintToken`); a file,
+   * not the token, so that it never shows in a command line or an error message.
+   */
+  readonly identityTokenFile: string;
+  readonly fulcioUrl: string;
+  /** `<tsa>/api/v1/timestamp`. */
+  readonly timestampUrl: string;
+  /** TrustedRoot JSON of the private Sigstore (cosign checks the certificate and timestamp it gets). */
+  readonly trustedRoot: string;
+  /** SigningConfig JSON naming its Fulcio and TSA and no Rekor. */
+  readonly signingConfig: string;
+}
+
+/**
+ * - bundle (cosign 3's default): the services come from `--signing-config`; it lists no Rekor, so
+ *   nothing is logged; the bundle carries the certificate and the TSA's timestamp.
+ * - legacy (`--new-bundle-format=false`): the services by flag, `--tlog-upload=false`; the `.sig`
+ *   layer carries the certificate, its chain and the timestamp in annotations.
+ */
+function keylessFlags(signer: KeylessSigner, format: SignatureFormat): string[] {
+  const identity = ['--identity-token', signer.identityTokenFile, '--trusted-root', signer.trustedRoot];
+  const services =
+    format === 'bundle'
+      ? ['--signing-config', signer.signingConfig]
+      : [
+          ...['--fulcio-url', signer.fulcioUrl, '--timestamp-server-url', signer.timestampUrl],
+          ...['--tlog-upload=false', '--use-signing-config=false', '--new-bundle-format=false'],
+        ];
+  return [...identity, ...services, '--yes'];
+}
+
 interface OfflineConfig {
   readonly signingConfig: string;
   readonly trustedRoot: string;
@@ -59,6 +93,7 @@ export class Cosign {
   readonly home: string;
   readonly timeoutMs: number;
   #offline: Promise<OfflineConfig> | undefined;
+  #bundles = 0;
 
   constructor(options: { readonly binary: string; readonly home: string; readonly timeoutMs?: number }) {
     this.binary = options.binary;
@@ -148,6 +183,48 @@ export class Cosign {
   verifyAttestation(imageDigestRef: string, publicKey: string, type: string): Promise<RunResult> {
     const flags = ['--key', publicKey, '--insecure-ignore-tlog', '--type', type, ...REGISTRY_FLAGS];
     return this.run(['verify-attestation', ...flags, imageDigestRef]);
+  }
+
+  /**
+   * Keyed legacy signature pushed as cosign's experimental OCI 1.1 referrer (artifactType
+   * `application/vnd.dev.cosign.artifact.sig.v1+json`, subject = the image) instead of the `.sig`
+   * tag: `COSIGN_EXPERIMENTAL=1 ... --registry-referrers-mode=oci-1-1`.
+   */
+  async signLegacyKeyedOci11(imageDigestRef: string, key: CosignKeyPair): Promise<void> {
+    const flags = [...(await this.#signingFlags(key, 'legacy')), '--registry-referrers-mode=oci-1-1'];
+    await this.run(['sign', ...flags, imageDigestRef], key.password, { COSIGN_EXPERIMENTAL: '1' });
+  }
+
+  /**
+   * The DSSE envelope of a keyed attestation, not uploaded: cosign 3's `attest --no-upload` prints
+   * nothing, so the bundle is written with `--bundle` and its envelope taken out.
+   */
+  async attestationEnvelope(
+    imageDigestRef: string,
+    key: CosignKeyPair,
+    options: AttestOptions,
+  ): Promise<string> {
+    const bundlePath = join(this.home, `envelope-${++this.#bundles}.sigstore.json`);
+    const flags = [...(await this.#signingFlags(key, 'bundle')), '--no-upload', '--bundle', bundlePath];
+    const predicate = ['--predicate', options.predicatePath, '--type', options.type];
+    await this.run(['attest', ...flags, ...predicate, imageDigestRef], key.password);
+    const bundle = JSON.parse(await readFile(bundlePath, 'utf8')) as { dsseEnvelope?: unknown };
+    return JSON.stringify(bundle.dsseEnvelope);
+  }
+
+  /**
+   * Keyless signature through a private Sigstore (see `startPrivateSigstore`): a certificate from its
+   * Fulcio for `signer.identityToken`, an RFC 3161 timestamp from its TSA, no transparency log.
+   */
+  async signKeyless(imageDigestRef: string, signer: KeylessSigner, format: SignatureFormat): Promise<void> {
+    await this.run(['sign', ...keylessFlags(signer, format), ...REGISTRY_FLAGS, imageDigestRef]);
+  }
+
+  /** Keyless in-toto attestation of `options.predicatePath`, as `signKeyless` signs. */
+  async attestKeyless(imageDigestRef: string, signer: KeylessSigner, options: AttestOptions): Promise<void> {
+    const predicate = ['--predicate', options.predicatePath, '--type', options.type];
+    const flags = keylessFlags(signer, options.format);
+    await this.run(['attest', ...flags, ...predicate, ...REGISTRY_FLAGS, imageDigestRef]);
   }
 
   async #signingFlags(key: CosignKeyPair, format: SignatureFormat): Promise<string[]> {

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TestbedError, tailLines } from './errors.js';
 import { runCommand } from './exec.js';
+import { heldElsewhere, lockOwner, type ReleaseLock, sleep, tryLock } from './pid-lock.js';
 
 /** One external program, built with `go build` from a pinned Go module directory. */
 export interface ToolSpec {
@@ -38,7 +39,7 @@ export interface BuildOptions {
   readonly onProgress?: (event: ToolProgress) => void;
   /** Environment of `go` (PATH, GOPATH, GOCACHE, GOPROXY, ...). */
   readonly env?: NodeJS.ProcessEnv;
-  /** How many `go build`s run at once: 1 (default) or 2; the machines have 2 cores. */
+  /** How many `go build`s this call runs at once: 2 (default) or 1; the machines have 2 cores. */
   readonly concurrency?: 1 | 2;
   /** Deadline for one tool's build. */
   readonly buildTimeoutMs?: number;
@@ -67,12 +68,17 @@ interface BuildContext extends InstallLocation {
   readonly report: (tool: string, kind: ToolProgressKind, elapsedSeconds: number, message: string) => void;
   readonly buildTimeoutMs: number;
   readonly heartbeatMs: number;
-  goChecked?: Promise<void>;
 }
 
+/** How many `go build`s run at once per cache, across every process: the machines have 2 cores. */
+export const GO_BUILD_SLOTS = 2;
+
 /**
- * Makes sure each spec's binary is in the cache, building missing ones one (or two) at a time with
+ * Makes sure each spec's binary is in the cache, building missing ones two (or one) at a time with
  * `go build`, installed atomically (built to a temporary name, then renamed). Returns name -> path.
+ * Tools of one module directory are built one after the other (the second reuses what the first
+ * compiled), tools another process is building are left for last, and no more than
+ * `GO_BUILD_SLOTS` builds run at once per cache whichever processes ask.
  */
 export async function installGoBinaries(
   specs: readonly ToolSpec[],
@@ -87,20 +93,67 @@ export async function installGoBinaries(
     buildTimeoutMs: options.buildTimeoutMs ?? 60 * 60_000,
     heartbeatMs: options.heartbeatMs ?? 15_000,
   };
-  const queue = [...new Map(specs.map((spec) => [spec.name, spec])).values()];
   const paths = new Map<string, string>();
+  const pending: ToolSpec[] = [];
+  for (const spec of new Map(specs.map((spec) => [spec.name, spec])).values()) {
+    const path = binaryPath(context.cacheDir, spec);
+    if (await isFile(path)) {
+      context.report(spec.name, 'cached', 0, `${spec.name}: cached at ${path}`);
+      paths.set(spec.name, path);
+    } else {
+      pending.push(spec);
+    }
+  }
+  if (pending.length === 0) return paths;
+  await checkGo(context.env);
+
+  const building = new Set<string>(); // module dirs this call is building now
   let failed = false;
+  let wake = () => {};
+  let changed = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const settle = () => {
+    wake();
+    changed = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+  };
+  const next = async (): Promise<ToolSpec | undefined> => {
+    for (;;) {
+      if (failed || pending.length === 0) return undefined;
+      const candidates = pending.filter((spec) => !building.has(spec.moduleDir));
+      if (candidates.length === 0) {
+        await changed;
+        continue;
+      }
+      const busy = new Set<string>();
+      for (const spec of candidates) {
+        if (await heldElsewhere(buildLockPath(context.cacheDir, spec))) busy.add(spec.name);
+      }
+      // Decided without awaiting: the other worker may have taken a candidate meanwhile.
+      const free = pending.filter((spec) => !building.has(spec.moduleDir));
+      const pick = free.find((spec) => !busy.has(spec.name)) ?? free[0];
+      if (pick === undefined) continue;
+      pending.splice(pending.indexOf(pick), 1);
+      building.add(pick.moduleDir);
+      return pick;
+    }
+  };
   const worker = async (): Promise<void> => {
-    for (let spec = queue.shift(); spec !== undefined && !failed; spec = queue.shift()) {
+    for (let spec = await next(); spec !== undefined; spec = await next()) {
       try {
         paths.set(spec.name, await installOne(spec, context));
       } catch (error) {
         failed = true;
         throw error;
+      } finally {
+        building.delete(spec.moduleDir);
+        settle();
       }
     }
   };
-  const workers = Array.from({ length: Math.min(options.concurrency ?? 1, 2) }, worker);
+  const workers = Array.from({ length: Math.min(options.concurrency ?? 2, GO_BUILD_SLOTS) }, worker);
   const rejected = (await Promise.allSettled(workers)).find((result) => result.status === 'rejected');
   if (rejected) throw rejected.reason;
   return paths;
@@ -114,25 +167,27 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
+function buildLockPath(cacheDir: string, spec: ToolSpec): string {
+  return join(binaryPath(cacheDir, spec), '..', '.build.lock');
+}
+
 async function installOne(spec: ToolSpec, context: BuildContext): Promise<string> {
   const name = spec.name;
   const path = binaryPath(context.cacheDir, spec);
-  if (await isFile(path)) {
-    context.report(name, 'cached', 0, `${name}: cached at ${path}`);
-    return path;
-  }
-  context.goChecked ??= checkGo(context.env);
-  await context.goChecked;
-  const directory = join(path, '..');
-  await mkdir(directory, { recursive: true });
-  const release = await acquireBuildLock(name, directory, path, context);
+  await mkdir(join(path, '..'), { recursive: true });
+  const release = await acquireBuildLock(name, buildLockPath(context.cacheDir, spec), path, context);
   try {
     // Another process may have finished this build while we waited for its lock.
     if (await isFile(path)) {
       context.report(name, 'cached', 0, `${name}: built by another process at ${path}`);
       return path;
     }
-    await buildTool(spec, path, context);
+    const releaseSlot = await acquireBuildSlot(name, context);
+    try {
+      await buildTool(spec, path, context);
+    } finally {
+      await releaseSlot();
+    }
     return path;
   } finally {
     await release();
@@ -152,60 +207,25 @@ async function checkGo(env: NodeJS.ProcessEnv): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function olderThan(path: string, ms: number): Promise<boolean> {
-  try {
-    return Date.now() - (await stat(path)).mtimeMs > ms;
-  } catch {
-    return true;
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * One build of a tool at a time across processes (turbo runs several test packages at once): a lock
- * file holding the builder's pid. A lock whose process is gone is taken over.
- */
+/** One build of a tool at a time across processes: its lock file, taken over when its owner is gone. */
 async function acquireBuildLock(
   name: string,
-  directory: string,
+  lock: string,
   binary: string,
   context: BuildContext,
-): Promise<() => Promise<void>> {
-  const lock = join(directory, '.build.lock');
+): Promise<ReleaseLock> {
   const started = Date.now();
-  let lastReport = started;
+  let lastReport = 0;
   for (;;) {
-    try {
-      const handle = await open(lock, 'wx');
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      return () => rm(lock, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+    const release = await tryLock(lock, name);
+    if (release) return release;
     if (await isFile(binary)) return async () => {};
-    const owner = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
-    // A lock without a pid may be one being written this instant: only a stale one is taken over.
-    const stale = Number.isInteger(owner) ? !isAlive(owner) : await olderThan(lock, 10_000);
-    if (stale) {
-      await rm(lock, { force: true });
-      continue;
-    }
     const elapsed = Date.now() - started;
+    const owner = (await lockOwner(lock))?.pid ?? 'unknown';
     if (elapsed > context.buildTimeoutMs) {
       throw new TestbedError('BUILD_TIMEOUT', `${name}: process ${owner} has held ${lock} for ${elapsed} ms`);
     }
-    if (Date.now() - lastReport >= context.heartbeatMs || lastReport === started) {
+    if (lastReport === 0 || Date.now() - lastReport >= context.heartbeatMs) {
       lastReport = Date.now();
       const seconds = Math.round(elapsed / 1000);
       context.report(
@@ -213,6 +233,39 @@ async function acquireBuildLock(
         'waiting',
         seconds,
         `${name}: waiting for process ${owner} to build it (${seconds}s)`,
+      );
+    }
+    await sleep(1000);
+  }
+}
+
+/** At most `GO_BUILD_SLOTS` builds at once per cache, whichever processes run them. */
+async function acquireBuildSlot(name: string, context: BuildContext): Promise<ReleaseLock> {
+  const directory = join(context.cacheDir, 'bin', '.build-slots');
+  await mkdir(directory, { recursive: true });
+  const slots = Array.from({ length: GO_BUILD_SLOTS }, (_, index) => join(directory, `${index}.lock`));
+  const started = Date.now();
+  let lastReport = 0;
+  for (;;) {
+    for (const slot of slots) {
+      const release = await tryLock(slot, name);
+      if (release) return release;
+    }
+    const elapsed = Date.now() - started;
+    if (elapsed > context.buildTimeoutMs) {
+      throw new TestbedError('BUILD_TIMEOUT', `${name}: no build slot in ${directory} for ${elapsed} ms`);
+    }
+    if (lastReport === 0 || Date.now() - lastReport >= context.heartbeatMs) {
+      lastReport = Date.now();
+      const owners = (await Promise.all(slots.map(lockOwner)))
+        .filter((owner) => owner !== undefined)
+        .map((owner) => `${owner.label} (pid ${owner.pid})`);
+      const seconds = Math.round(elapsed / 1000);
+      context.report(
+        name,
+        'waiting',
+        seconds,
+        `${name}: waiting for a build slot, ${GO_BUILD_SLOTS} builds at a time (${owners.join(', ')}) (${seconds}s)`,
       );
     }
     await sleep(1000);

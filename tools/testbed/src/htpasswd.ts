@@ -1,23 +1,24 @@
-// htpasswd files (bcrypt, the only scheme CNCF distribution accepts) for registries that ask for
-// Basic credentials, written with apache2-utils' `htpasswd`.
+// htpasswd files for registries that ask for Basic credentials: bcrypt (the only scheme CNCF
+// distribution accepts), hashed by bcryptjs from the npm registry, `user:$2b$05$...` lines as
+// apache2-utils' `htpasswd -nbB` writes them (cost 5, its default: the registry checks the password
+// on every request).
 import { writeFile } from 'node:fs/promises';
+import bcrypt from 'bcryptjs';
 import { TestbedError } from './errors.js';
-import { runCommand } from './exec.js';
 
-/** Writes an htpasswd file at `path` with one bcrypt entry per user. Needs `htpasswd` (apache2-utils). */
+const COST = 5;
+
+/** Writes an htpasswd file at `path` with one bcrypt entry per user. */
 export async function writeHtpasswd(path: string, users: Readonly<Record<string, string>>): Promise<void> {
   const lines: string[] = [];
   for (const [user, password] of Object.entries(users)) {
-    try {
-      const { stdout } = await runCommand('htpasswd', ['-nbB', user, password], { timeoutMs: 30_000 });
-      lines.push(stdout.trim());
-    } catch (error) {
+    if (user === '' || /[:\s]/.test(user)) {
       throw new TestbedError(
         'COMMAND_FAILED',
-        'writing an htpasswd file needs `htpasswd` (Debian package apache2-utils; .ci/prepare installs it)',
-        { cause: error },
+        `an htpasswd user name cannot be empty or hold ':' or spaces: ${JSON.stringify(user)}`,
       );
     }
+    lines.push(`${user}:${await bcrypt.hash(password, COST)}`);
   }
   await writeFile(path, `${lines.join('\n')}\n`);
 }

@@ -5,6 +5,7 @@ export {
   Cosign,
   type CosignKeyPair,
   createCosign,
+  type KeylessSigner,
   type SignatureFormat,
 } from './cosign.js';
 export {
@@ -41,8 +42,19 @@ export {
   kindModuleDir,
 } from './images/kind-node-image.js';
 export { type RegistryContainer, startRegistryContainer } from './images/registry-container.js';
-export { mintServerCertificate, type ServerCertificate, startVault, type Vault } from './kms.js';
-export { MOTO_VERSION, type Moto, motoHome, type StartMotoOptions, startMoto } from './moto.js';
+export { startVault, type Vault } from './kms.js';
+export { MOTO_VERSION, type Moto, type StartMotoOptions, startMoto } from './moto.js';
+export {
+  ensureNodeBinary,
+  NODE_LTS_VERSIONS,
+  type NodeBinary,
+  type NodeLtsMajor,
+} from './node-binaries.js';
+export {
+  type PrepareOptions,
+  prepareTestPrerequisites,
+  type TestPrerequisites,
+} from './prepare.js';
 export {
   createRunDir,
   type ExitInfo,
@@ -56,13 +68,16 @@ export {
 } from './process.js';
 export { type HttpProxy, startHttpProxy } from './proxy.js';
 export {
+  type EnsurePythonOptions,
   ensurePythonPackage,
   installedVersion,
   PYTHON_PACKAGES,
   type PythonInstall,
   type PythonPackageName,
   type PythonPackageSpec,
+  pythonPackageDir,
 } from './python.js';
+export { pushReferrer, type ReferrerLayer, type ReferrerOptions } from './referrer.js';
 export {
   craneEnv,
   type PushOptions,
@@ -77,8 +92,33 @@ export {
   RUNNABLE_IMAGE_ENTRYPOINT,
   type RunnablePushOptions,
 } from './runnable-image.js';
+export { type Fulcio, type IssuerType, type StartFulcioOptions, startFulcio } from './sigstore/fulcio.js';
+export {
+  type MintOptions,
+  type OidcIssuer,
+  startOidcIssuer,
+  type WorkflowRun,
+  workflowClaims,
+} from './sigstore/oidc-issuer.js';
+export {
+  type PrivateSigstore,
+  type SigstoreFiles,
+  type StartPrivateSigstoreOptions,
+  startPrivateSigstore,
+} from './sigstore/private-sigstore.js';
+export { type Rekor, type StartRekorOptions, startRekor } from './sigstore/rekor.js';
+export {
+  type StartTimestampAuthorityOptions,
+  startTimestampAuthority,
+  type TimestampAuthority,
+} from './sigstore/timestamp-authority.js';
 export { type TarEntry, tarArchive } from './tar.js';
-export { createPrivateCa, type PrivateCa } from './tls.js';
+export {
+  createPrivateCa,
+  mintServerCertificate,
+  type PrivateCa,
+  type ServerCertificate,
+} from './tls.js';
 export {
   cacheRoot,
   DEFAULT_TOOL_NAMES,
@@ -102,3 +142,9 @@ export {
   type SourceModuleName,
   sourceModule,
 } from './upstream.js';
+export {
+  type NpmRegistry,
+  type Packument,
+  type StartNpmRegistryOptions,
+  startNpmRegistry,
+} from './verdaccio.js';

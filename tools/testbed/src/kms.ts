@@ -1,52 +1,9 @@
-// For the KMS tests: self-signed loopback certificates, and a stand-in for Vault's transit engine
-// (Vault does not build from the Go module proxy) that keeps its keys in memory. moto's AWS KMS is
-// `startMoto` (moto.ts) with `kms` options.
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// For the KMS tests: a stand-in for Vault's transit engine (Vault does not build from the Go module
+// proxy) that keeps its keys in memory. moto's AWS KMS is `startMoto` (moto.ts); loopback
+// certificates for both are `mintServerCertificate` (tls.ts).
 import { fileURLToPath } from 'node:url';
-import { runCommand } from './exec.js';
 import { freePort, type ManagedProcess, type ProcessGroup } from './process.js';
 import { ensurePythonPackage } from './python.js';
-
-/** A self-signed server certificate for 127.0.0.1 and localhost, from the openssl CLI. */
-export interface ServerCertificate {
-  readonly certPath: string;
-  readonly keyPath: string;
-  /** The certificate itself, which is also the CA clients trust. */
-  readonly pem: string;
-}
-
-export async function mintServerCertificate(dir: string, name = 'server'): Promise<ServerCertificate> {
-  await mkdir(dir, { recursive: true });
-  const certPath = join(dir, `${name}.crt`);
-  const keyPath = join(dir, `${name}.key`);
-  await runCommand(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-keyout',
-      keyPath,
-      '-out',
-      certPath,
-    ],
-    { timeoutMs: 30_000 },
-  );
-  return { certPath, keyPath, pem: await readFile(certPath, 'utf8') };
-}
 
 export interface Vault {
   readonly process: ManagedProcess;

@@ -1,19 +1,11 @@
-// moto in server mode (PyPI `moto[server]`): real AWS API implementations (STS, ECR, ...) on
-// loopback, for the cloud credential tests. Installed by .ci/prepare into a versioned virtualenv
-// under the testbed cache; never downloaded by a test.
-import { access } from 'node:fs/promises';
-import { join } from 'node:path';
+// moto in server mode (PyPI `moto`): real AWS API implementations (STS, ECR, KMS, ...) on loopback,
+// for the cloud credential and KMS tests. pip-installed into the testbed cache on first use
+// (`ensurePythonPackage('moto')`, python.ts) and run by the machine's python3.
 import { fileURLToPath } from 'node:url';
-import { TestbedError } from './errors.js';
 import { freePort, type ManagedProcess, type ProcessGroup } from './process.js';
-import { cacheRoot } from './tools.js';
+import { ensurePythonPackage, MOTO_VERSION } from './python.js';
 
-export const MOTO_VERSION = '5.2.5';
-
-/** The virtualenv .ci/prepare installs moto into: `<cache>/python/moto-<version>`. */
-export function motoHome(env: NodeJS.ProcessEnv = process.env): string {
-  return join(cacheRoot(env), 'python', `moto-${MOTO_VERSION}`);
-}
+export { MOTO_VERSION };
 
 export interface Moto {
   /** `http://127.0.0.1:PORT` (https with `tls`), the endpoint for every AWS service moto serves. */
@@ -38,20 +30,16 @@ export interface StartMotoOptions {
    * again. Runs moto through `python/moto_server_digest.py`, which changes nothing else.
    */
   readonly kmsDigests?: boolean;
+  /** Progress of the first-use install (pip). */
+  readonly onProgress?: (line: string) => void;
 }
 
 /** Starts `moto_server` on a free loopback port and waits until it answers. */
 export async function startMoto(options: StartMotoOptions): Promise<Moto> {
-  const binary = join(motoHome(), 'bin', 'moto_server');
-  try {
-    await access(join(motoHome(), '.installed'));
-  } catch {
-    throw new TestbedError(
-      'COMMAND_FAILED',
-      `moto ${MOTO_VERSION} is not installed at ${motoHome()}; run .ci/prepare ` +
-        '(a virtualenv with moto[ecr,sts], flask and flask-cors from PyPI)',
-    );
-  }
+  const install = await ensurePythonPackage(
+    'moto',
+    options.onProgress ? { onProgress: options.onProgress } : {},
+  );
   const port = await freePort();
   const tls = options.tls;
   const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
@@ -60,10 +48,11 @@ export async function startMoto(options: StartMotoOptions): Promise<Moto> {
   if (tls) serverArgs.push('--ssl-cert', tls.certPath, '--ssl-key', tls.keyPath);
   const managed = await options.group.start({
     name: `moto-${port}`,
-    command: options.kmsDigests ? join(motoHome(), 'bin', 'python') : binary,
-    args: options.kmsDigests ? [launcher, ...serverArgs] : serverArgs,
+    command: install.python,
+    args: options.kmsDigests ? [launcher, ...serverArgs] : ['-m', 'moto.server', ...serverArgs],
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
+      PYTHONPATH: install.path,
       HOME: options.group.runDir,
       ...(options.accountId ? { MOTO_ACCOUNT_ID: options.accountId } : {}),
     },

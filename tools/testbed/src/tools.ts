@@ -161,6 +161,35 @@ export const TOOL_TABLE = [
     patched: true,
   },
   {
+    // A private Sigstore for keyless signing with the real cosign (src/sigstore/): Fulcio with an
+    // ephemeral CA, trusting the OIDC issuer a test serves on loopback.
+    name: 'fulcio',
+    moduleDir: 'fulcio',
+    module: 'github.com/sigstore/fulcio',
+    version: 'v1.8.8',
+    packagePath: 'github.com/sigstore/fulcio',
+    ldflags: ['-X sigs.k8s.io/release-utils/version.gitVersion=v1.8.8'],
+  },
+  {
+    // The RFC 3161 timestamp authority's API, through our own small main: upstream's `serve`
+    // always binds a metrics listener to the fixed :2112 and exits when it is taken.
+    name: 'timestamp-authority',
+    moduleDir: 'timestamp-authority',
+    module: 'github.com/sigstore/timestamp-authority/v2',
+    version: 'v2.1.3',
+    packagePath: '.',
+    ldflags: ['-X sigs.k8s.io/release-utils/version.gitVersion=v2.1.3'],
+  },
+  {
+    // Rekor v2 (rekor-tiles) with its POSIX (local directory) Tessera backend: no database.
+    name: 'rekor-server',
+    moduleDir: 'rekor-tiles',
+    module: 'github.com/sigstore/rekor-tiles/v2',
+    version: 'v2.3.0',
+    packagePath: 'github.com/sigstore/rekor-tiles/v2/cmd/rekor-server/posix',
+    ldflags: ['-X sigs.k8s.io/release-utils/version.gitVersion=v2.3.0'],
+  },
+  {
     // CNCF distribution: a real registry WITHOUT the referrers API (cosign falls back to tags).
     name: 'registry',
     moduleDir: 'distribution',
@@ -175,6 +204,16 @@ export const TOOL_TABLE = [
     moduleDir: 'ociregistry',
     module: 'cuelabs.dev/go/oci/ociregistry',
     version: 'v0.0.0-20251212221603-3adeb8663819',
+    packagePath: '.',
+    ldflags: [],
+  },
+  {
+    // An HTTP(S) forward proxy that prints every target it connects to: our own small main over
+    // github.com/elazarl/goproxy (plain HTTP forwarding and CONNECT tunnels).
+    name: 'forward-proxy',
+    moduleDir: 'forward-proxy',
+    module: 'github.com/elazarl/goproxy',
+    version: 'v1.9.4',
     packagePath: '.',
     ldflags: [],
   },
@@ -248,7 +287,10 @@ export type ToolName = (typeof TOOL_TABLE)[number]['name'];
 
 export const TOOL_NAMES: readonly ToolName[] = TOOL_TABLE.map((tool) => tool.name);
 
-/** What the kind suite needs beyond the other tools: built only when asked (`build-tools --kind`). */
+/**
+ * What the kind suite (and `pnpm demo --kind`) runs: kind, its node image's programs, the Docker
+ * runtime wrapper, the registry container's registry, helm, cosign and crane (`build-tools --kind`).
+ */
 export const KIND_TOOL_NAMES = [
   'kind',
   'kubelet',
@@ -270,6 +312,7 @@ export const KIND_TOOL_NAMES = [
   'helm',
   'cosign',
   'crane',
+  'registry',
 ] as const satisfies readonly ToolName[];
 
 /** Tools only a benchmark uses, built when it runs. */

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,7 @@ describe('installGoBinaries', () => {
   let modulesDir: string;
   let hello: ToolSpec;
   let broken: ToolSpec;
+  let twins: ToolSpec[];
 
   beforeAll(async () => {
     modulesDir = await tempDir('signet-go-modules-');
@@ -42,6 +44,25 @@ describe('installGoBinaries', () => {
     );
     hello = { ...hello, ldflags: ['-X main.greeting=stamped'] };
     broken = await goModule(modulesDir, 'broken', 'package main\n\nfunc main() { undefinedFunction() }\n');
+    // Two programs of one module directory, as the Kubernetes binaries are.
+    twins = await Promise.all(
+      ['left', 'right'].map(async (name) => {
+        await mkdir(join(modulesDir, 'twins', name), { recursive: true });
+        await writeFile(
+          join(modulesDir, 'twins', name, 'main.go'),
+          `package main\n\nfunc main() { println("${name}") }\n`,
+        );
+        return {
+          name,
+          moduleDir: 'twins',
+          module: 'example.test/twins',
+          version: 'v0.0.1',
+          packagePath: `./${name}`,
+          ldflags: [],
+        };
+      }),
+    );
+    await writeFile(join(modulesDir, 'twins', 'go.mod'), 'module example.test/twins\n\ngo 1.26.0\n');
   });
 
   it('builds a missing binary with progress, installs it atomically, then reports it cached', async () => {
@@ -90,9 +111,55 @@ describe('installGoBinaries', () => {
     const failure = installGoBinaries(
       [broken, hello],
       { modulesDir, cacheDir },
-      { onProgress: (e) => events.push(e) },
+      { onProgress: (e) => events.push(e), concurrency: 1 },
     );
     await expect(failure).rejects.toMatchObject({ code: 'BUILD_FAILED' });
     expect(events.map((e) => e.tool)).not.toContain('hello');
+  });
+
+  it('builds two at a time, but tools of one module directory one after the other', async () => {
+    const cacheDir = await tempDir('signet-cache-');
+    const events: string[] = [];
+    await installGoBinaries(
+      [...twins, hello],
+      { modulesDir, cacheDir },
+      { onProgress: (e) => events.push(`${e.tool} ${e.kind}`) },
+    );
+    const at = (event: string) => events.indexOf(event);
+    // The second twin waits for the first (it reuses what the first compiled); hello does not.
+    expect(at('right building')).toBeGreaterThan(at('left built'));
+    expect(at('hello building')).toBeLessThan(at('left built'));
+    expect(events.filter((event) => event.endsWith(' built'))).toHaveLength(3);
+  });
+
+  it('waits while other processes hold both build slots, and takes over the slot of one that died', async () => {
+    const cacheDir = await tempDir('signet-cache-');
+    const slots = join(cacheDir, 'bin', '.build-slots');
+    await mkdir(slots, { recursive: true });
+    // Two other processes "building": one alive for the whole test, one that exits after a moment.
+    const busy = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const brief = spawn('sleep', ['1'], { stdio: 'ignore' });
+    try {
+      await writeFile(join(slots, '0.lock'), `${busy.pid} kube-apiserver`);
+      await writeFile(join(slots, '1.lock'), `${brief.pid} cosign`);
+      const events: ToolProgress[] = [];
+      await installGoBinaries(
+        [hello],
+        { modulesDir, cacheDir },
+        { onProgress: (e) => events.push(e), heartbeatMs: 100 },
+      );
+      const waiting = events.filter((e) => e.kind === 'waiting').map((e) => e.message);
+      expect(waiting[0]).toMatch(
+        /hello: waiting for a build slot, 2 builds at a time \(kube-apiserver \(pid \d+\), cosign \(pid \d+\)\)/,
+      );
+      const kinds = events.map((e) => e.kind).filter((kind) => kind !== 'still-building');
+      expect(kinds.slice(kinds.indexOf('building'))).toEqual(['building', 'built']);
+      expect(kinds.slice(0, kinds.indexOf('building')).every((kind) => kind === 'waiting')).toBe(true);
+      // The slot taken over is free again; the live process's slot was never touched.
+      expect((await readdir(slots)).sort()).toEqual(['0.lock']);
+    } finally {
+      busy.kill();
+      brief.kill();
+    }
   });
 });

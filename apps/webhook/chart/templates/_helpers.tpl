@@ -78,4 +78,7 @@ true
 {{- if and (ne .Values.tls.mode "secret") .Values.tls.caBundle -}}
 {{- fail (printf "tls.caBundle is only used with tls.mode=secret: with tls.mode=%s the caBundle is written for you" .Values.tls.mode) -}}
 {{- end -}}
+{{- if and .Values.tls.clientAuth.configMap .Values.tls.clientAuth.secret -}}
+{{- fail "tls.clientAuth takes the client CA from a configMap or from a secret, not both" -}}
+{{- end -}}
 {{- end -}}

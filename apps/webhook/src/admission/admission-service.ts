@@ -13,7 +13,7 @@ import {
 import type { AdmissionRequest } from '@signet/k8s-types';
 import type { CredentialSource } from '@signet/registry';
 import type { ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
-import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/admission-app.js';
+import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/review.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';

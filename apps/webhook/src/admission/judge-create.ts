@@ -2,7 +2,7 @@
 // the patch is applied, the validating endpoint decides. `signet verify` and `signet audit` (and
 // the server's background scan) judge objects this way, so their answers are the webhook's own.
 import { type AdmissionRequest, isObject, type KubeObject } from '@signet/k8s-types';
-import { budgetFor, type Endpoint, type ReviewOutcome } from '../http/admission-app.js';
+import { budgetFor, type Endpoint, type ReviewOutcome } from '../http/review.js';
 import type { AdmissionService } from './admission-service.js';
 import { applyPatch } from './json-patch.js';
 

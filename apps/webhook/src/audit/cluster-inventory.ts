@@ -1,7 +1,8 @@
 // What runs in a cluster, read for an audit: namespaces (opted in or not), Pods and workloads,
 // listed in pages of 500 with a timeout on each call. Loaded lazily with the rest of kube/.
 import { INCLUDE_NAMESPACE_LABEL, type KubeObject } from '@signet/k8s-types';
-import type { KubeClient } from '../kube/client.js';
+import type { KubeApi } from '../kube/kube-api.js';
+import { apiJson, type ListPage, listAll, PAGE_SIZE } from '../kube/lists.js';
 import { excludedNamespaces } from '../webhook-configurations.js';
 import type { NamespaceState } from './audit-report.js';
 
@@ -22,25 +23,53 @@ export interface Inventory {
   readonly objects: readonly KubeObject[];
 }
 
-/** Every kind with a pod spec, and where its cluster-wide list is. */
-const KINDS: readonly (readonly [apiVersion: string, kind: string, path: string])[] = [
-  ['v1', 'Pod', '/api/v1/pods'],
-  ['v1', 'ReplicationController', '/api/v1/replicationcontrollers'],
-  ['apps/v1', 'Deployment', '/apis/apps/v1/deployments'],
-  ['apps/v1', 'ReplicaSet', '/apis/apps/v1/replicasets'],
-  ['apps/v1', 'StatefulSet', '/apis/apps/v1/statefulsets'],
-  ['apps/v1', 'DaemonSet', '/apis/apps/v1/daemonsets'],
-  ['batch/v1', 'Job', '/apis/batch/v1/jobs'],
-  ['batch/v1', 'CronJob', '/apis/batch/v1/cronjobs'],
+/** One page of a cluster-wide list. */
+type PageRequest = { readonly limit: number; readonly _continue?: string; readonly labelSelector?: string };
+type ListCall = (
+  api: KubeApi,
+  request: PageRequest,
+  options: ReturnType<KubeApi['deadline']>,
+) => Promise<ListPage<unknown>>;
+
+/** Every kind with a pod spec, and its cluster-wide list. */
+const KINDS: readonly (readonly [apiVersion: string, kind: string, list: ListCall])[] = [
+  ['v1', 'Pod', (api, request, options) => api.core.listPodForAllNamespaces(request, options)],
+  [
+    'v1',
+    'ReplicationController',
+    (api, request, options) => api.core.listReplicationControllerForAllNamespaces(request, options),
+  ],
+  [
+    'apps/v1',
+    'Deployment',
+    (api, request, options) => api.apps.listDeploymentForAllNamespaces(request, options),
+  ],
+  [
+    'apps/v1',
+    'ReplicaSet',
+    (api, request, options) => api.apps.listReplicaSetForAllNamespaces(request, options),
+  ],
+  [
+    'apps/v1',
+    'StatefulSet',
+    (api, request, options) => api.apps.listStatefulSetForAllNamespaces(request, options),
+  ],
+  [
+    'apps/v1',
+    'DaemonSet',
+    (api, request, options) => api.apps.listDaemonSetForAllNamespaces(request, options),
+  ],
+  ['batch/v1', 'Job', (api, request, options) => api.batch.listJobForAllNamespaces(request, options)],
+  ['batch/v1', 'CronJob', (api, request, options) => api.batch.listCronJobForAllNamespaces(request, options)],
 ];
 
 export class ClusterInventory {
-  readonly #client: KubeClient;
+  readonly #api: KubeApi;
   readonly #timeoutMs: number;
 
   /** `timeoutMs`: the deadline of each list call (default 30 s). */
-  constructor(client: KubeClient, timeoutMs = 30_000) {
-    this.#client = client;
+  constructor(api: KubeApi, timeoutMs = 30_000) {
+    this.#api = api;
     this.#timeoutMs = timeoutMs;
   }
 
@@ -49,14 +78,24 @@ export class ClusterInventory {
     const namespaces = await this.namespaces(scope);
     const inScope = new Set(namespaces.map((n) => n.name));
     const objects: KubeObject[] = [];
-    for (const [apiVersion, kind, path] of KINDS) {
-      const { items } = await this.#client.list<KubeObject>(path, {
-        timeoutMs: this.#timeoutMs,
-        ...(scope.labelSelector ? { query: { labelSelector: scope.labelSelector } } : {}),
-      });
+    const options = this.#api.deadline(this.#timeoutMs);
+    for (const [apiVersion, kind, list] of KINDS) {
+      const { items } = await listAll((token) =>
+        list(
+          this.#api,
+          {
+            limit: PAGE_SIZE,
+            ...(token ? { _continue: token } : {}),
+            ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+          },
+          options,
+        ),
+      );
       // List items carry no kind or apiVersion.
-      for (const item of items)
+      for (const typed of items) {
+        const item = apiJson<KubeObject>(typed);
         if (inScope.has(item.metadata?.namespace ?? '')) objects.push({ ...item, apiVersion, kind });
+      }
     }
     return { namespaces, objects };
   }
@@ -65,9 +104,10 @@ export class ClusterInventory {
   async namespaces(scope: InventoryScope): Promise<NamespaceState[]> {
     const excluded = new Set(excludedNamespaces(scope.signetNamespace));
     const wanted = scope.namespaces === undefined ? undefined : new Set(scope.namespaces);
-    const { items } = await this.#client.list<KubeObject>('/api/v1/namespaces', {
-      timeoutMs: this.#timeoutMs,
-    });
+    const options = this.#api.deadline(this.#timeoutMs);
+    const { items } = await listAll((token) =>
+      this.#api.core.listNamespace({ limit: PAGE_SIZE, ...(token ? { _continue: token } : {}) }, options),
+    );
     const states: NamespaceState[] = [];
     for (const item of items) {
       const name = item.metadata?.name ?? '';

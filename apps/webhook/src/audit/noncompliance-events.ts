@@ -1,7 +1,7 @@
 // One Warning Event per workload that newly fails policy (it was not failing at the previous scan,
 // or in the reports a previous leader left), on the workload itself: `kubectl describe` shows it.
 // Bounded per scan, so a new policy that fails a thousand workloads does not flood the API server.
-import type { KubeClient } from '../kube/client.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import type { Logger } from '../logger.js';
 import type { ObjectAudit } from './auditor.js';
 import { API_VERSIONS } from './policy-reports.js';
@@ -38,12 +38,12 @@ export function failingWorkloads(audits: readonly ObjectAudit[]): Map<string, Fa
 }
 
 export class NonComplianceEvents {
-  readonly #client: KubeClient;
+  readonly #api: KubeApi;
   readonly #logger: Logger;
   readonly #maxPerScan: number;
 
-  constructor(client: KubeClient, logger: Logger, maxPerScan = 100) {
-    this.#client = client;
+  constructor(api: KubeApi, logger: Logger, maxPerScan = 100) {
+    this.#api = api;
     this.#logger = logger;
     this.#maxPerScan = maxPerScan;
   }
@@ -57,32 +57,34 @@ export class NonComplianceEvents {
         { newlyFailing: fresh.length, events: sent.length },
         'more newly failing workloads than Events per scan',
       );
-    const at = new Date().toISOString();
+    const at = new Date();
     await Promise.all(
       sent.map(async ([key, workload]) => {
         try {
-          await this.#client.create(
-            `/api/v1/namespaces/${encodeURIComponent(workload.namespace)}/events`,
+          await this.#api.core.createNamespacedEvent(
             {
-              apiVersion: 'v1',
-              kind: 'Event',
-              metadata: { generateName: `${workload.name}.` },
-              involvedObject: {
-                apiVersion: API_VERSIONS[workload.kind] ?? 'v1',
-                kind: workload.kind,
-                name: workload.name,
-                namespace: workload.namespace,
-                ...(workload.uid ? { uid: workload.uid } : {}),
+              namespace: workload.namespace,
+              body: {
+                apiVersion: 'v1',
+                kind: 'Event',
+                metadata: { generateName: `${workload.name}.` },
+                involvedObject: {
+                  apiVersion: API_VERSIONS[workload.kind] ?? 'v1',
+                  kind: workload.kind,
+                  name: workload.name,
+                  namespace: workload.namespace,
+                  ...(workload.uid ? { uid: workload.uid } : {}),
+                },
+                reason: NON_COMPLIANT_REASON,
+                message: workload.message.slice(0, 1024),
+                type: 'Warning',
+                source: { component: 'signet-audit' },
+                firstTimestamp: at,
+                lastTimestamp: at,
+                count: 1,
               },
-              reason: NON_COMPLIANT_REASON,
-              message: workload.message.slice(0, 1024),
-              type: 'Warning',
-              source: { component: 'signet-audit' },
-              firstTimestamp: at,
-              lastTimestamp: at,
-              count: 1,
             },
-            { timeoutMs: 5000 },
+            this.#api.deadline(5000),
           );
         } catch (error) {
           this.#logger.warn({ err: error, workload: key }, 'could not record a non-compliance Event');

@@ -1,7 +1,9 @@
 // Writes one PolicyReport per audited namespace (and an openreports.io Report where that API is
 // served), replacing the previous one, and deletes Signet's reports of namespaces no longer
 // audited. Each call has a timeout; a missing API is reported once, not on every scan.
-import { type KubeClient, statusOf } from '../kube/client.js';
+import type { KubeApi } from '../kube/kube-api.js';
+import { statusOf } from '../kube/kube-errors.js';
+import { type ListPage, listAll, PAGE_SIZE } from '../kube/lists.js';
 import type { Logger } from '../logger.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, type PolicyReportBody, REPORT_NAME } from './policy-reports.js';
 
@@ -28,15 +30,15 @@ export type KnownFailures = ReadonlyMap<string, ReadonlySet<string>>;
 const MANAGED = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
 
 export class ReportPublisher {
-  readonly #client: KubeClient;
+  readonly #api: KubeApi;
   readonly #logger: Logger;
-  readonly #timeoutMs: number;
+  readonly #timeout: ReturnType<KubeApi['deadline']>;
   readonly #missing = new Set<string>();
 
-  constructor(client: KubeClient, logger: Logger, timeoutMs = 10_000) {
-    this.#client = client;
+  constructor(api: KubeApi, logger: Logger, timeoutMs = 10_000) {
+    this.#api = api;
     this.#logger = logger;
-    this.#timeoutMs = timeoutMs;
+    this.#timeout = api.deadline(timeoutMs);
   }
 
   /** The report APIs this cluster serves (none: reports are skipped, said once). */
@@ -44,10 +46,10 @@ export class ReportPublisher {
     const served: ReportApi[] = [];
     for (const api of REPORT_APIS) {
       try {
-        await this.#client.get(collection(api), {
-          query: { ...MANAGED, limit: 1 },
-          timeoutMs: this.#timeoutMs,
-        });
+        await this.#api.customObjects.listCustomObjectForAllNamespaces(
+          { ...everyNamespace(api), ...MANAGED, limit: 1 },
+          this.#timeout,
+        );
         served.push(api);
         this.#missing.delete(api.group);
       } catch (error) {
@@ -65,17 +67,19 @@ export class ReportPublisher {
     const namespace = body.metadata.namespace;
     for (const api of apis) {
       const object = { ...body, apiVersion: `${api.group}/${api.version}`, kind: api.kind };
-      const options = { timeoutMs: this.#timeoutMs };
       const existing = await this.#get(api, namespace);
+      const objects = this.#api.customObjects;
       if (existing === undefined) {
-        await this.#client.create(namespaced(api, namespace), object, options);
+        await objects.createNamespacedCustomObject(
+          { ...resourceOf(api), namespace, body: object },
+          this.#timeout,
+        );
       } else {
         // The resourceVersion read: a concurrent writer makes this a conflict, not a lost update.
         const metadata = { ...object.metadata, resourceVersion: existing.metadata?.resourceVersion };
-        await this.#client.replace(
-          `${namespaced(api, namespace)}/${REPORT_NAME}`,
-          { ...object, metadata },
-          options,
+        await objects.replaceNamespacedCustomObject(
+          { ...resourceOf(api), namespace, name: REPORT_NAME, body: { ...object, metadata } },
+          this.#timeout,
         );
       }
     }
@@ -88,9 +92,10 @@ export class ReportPublisher {
         const namespace = item.metadata?.namespace ?? '';
         if (namespaces.has(namespace) || item.metadata?.name !== REPORT_NAME) continue;
         try {
-          await this.#client.request('DELETE', `${namespaced(api, namespace)}/${REPORT_NAME}`, {
-            timeoutMs: this.#timeoutMs,
-          });
+          await this.#api.customObjects.deleteNamespacedCustomObject(
+            { ...resourceOf(api), namespace, name: REPORT_NAME },
+            this.#timeout,
+          );
         } catch (error) {
           if (statusOf(error) !== 404) throw error;
         }
@@ -115,9 +120,10 @@ export class ReportPublisher {
     namespace: string,
   ): Promise<(ListedReport & { metadata?: { resourceVersion?: string } }) | undefined> {
     try {
-      return await this.#client.get(`${namespaced(api, namespace)}/${REPORT_NAME}`, {
-        timeoutMs: this.#timeoutMs,
-      });
+      return await this.#api.customObjects.getNamespacedCustomObject(
+        { ...resourceOf(api), namespace, name: REPORT_NAME },
+        this.#timeout,
+      );
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
@@ -125,16 +131,22 @@ export class ReportPublisher {
   }
 
   async #list(api: ReportApi): Promise<ListedReport[]> {
-    return (
-      await this.#client.list<ListedReport>(collection(api), { query: MANAGED, timeoutMs: this.#timeoutMs })
-    ).items;
+    const { items } = await listAll(
+      (token) =>
+        this.#api.customObjects.listCustomObjectForAllNamespaces(
+          { ...everyNamespace(api), ...MANAGED, limit: PAGE_SIZE, ...(token ? { _continue: token } : {}) },
+          this.#timeout,
+        ) as Promise<ListPage<ListedReport>>,
+    );
+    return items;
   }
 }
 
-function collection(api: ReportApi): string {
-  return `/apis/${api.group}/${api.version}/${api.plural}`;
+function resourceOf(api: ReportApi): { group: string; version: string; plural: string } {
+  return { group: api.group, version: api.version, plural: api.plural };
 }
 
-function namespaced(api: ReportApi, namespace: string): string {
-  return `/apis/${api.group}/${api.version}/namespaces/${encodeURIComponent(namespace)}/${api.plural}`;
+/** The collection of every namespace (client-node names its plural `resourcePlural` there). */
+function everyNamespace(api: ReportApi): { group: string; version: string; resourcePlural: string } {
+  return { group: api.group, version: api.version, resourcePlural: api.plural };
 }

@@ -1,7 +1,7 @@
 // Builds the background scanner from a cluster connection and the running admission parts; loaded
 // only when Signet reads a cluster and scanning is on.
 import { hostname } from 'node:os';
-import type { KubeClient } from '../kube/client.js';
+import type { KubeApi } from '../kube/kube-api.js';
 import { LeaderLease } from '../kube/leader-lease.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
@@ -14,7 +14,7 @@ import { NonComplianceEvents } from './noncompliance-events.js';
 import { ReportPublisher } from './report-publisher.js';
 
 export interface ScannerSetup {
-  readonly client: KubeClient;
+  readonly api: KubeApi;
   readonly admission: Admission;
   readonly logger: Logger;
   readonly metrics: SignetMetrics;
@@ -24,12 +24,12 @@ export interface ScannerSetup {
 }
 
 export function createBackgroundScanner(setup: ScannerSetup): BackgroundScanner {
-  const { client, admission, config, namespace } = setup;
+  const { api, admission, config, namespace } = setup;
   const logger = setup.logger.child({ component: 'audit' });
   let scanner: BackgroundScanner | undefined;
   // The same Lease protocol as policy status (ADR 0011), its own Lease, held 30 s.
   const lease = new LeaderLease({
-    client,
+    api,
     namespace,
     name: config.leaseName,
     identity: config.identity ?? `${hostname()}-${process.pid}`,
@@ -41,9 +41,9 @@ export function createBackgroundScanner(setup: ScannerSetup): BackgroundScanner 
     {
       store: admission.store,
       service: admission.service,
-      inventory: new ClusterInventory(client),
-      publisher: new ReportPublisher(client, logger),
-      events: new NonComplianceEvents(client, logger),
+      inventory: new ClusterInventory(api),
+      publisher: new ReportPublisher(api, logger),
+      events: new NonComplianceEvents(api, logger),
       lease,
       metrics: new AuditMetrics(setup.metrics.registry),
       logger,

@@ -31,6 +31,7 @@ import { dockerCredentials } from '../cli/docker-credentials.js';
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
+import { KubeApiError, statusOf } from '../kube/kube-errors.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
 import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
@@ -174,7 +175,6 @@ export async function runAudit(flags: FlagValues, out: Writable, err: Writable):
     return await auditWith(values, { ...settings, registries }, kube, policies, engines, out, err);
   } finally {
     await engines.close();
-    kube?.client.close();
   }
 }
 
@@ -237,12 +237,18 @@ async function objectsToAudit(
     return { objects, namespaces: [] };
   }
   if (kube === undefined) throw new Error('a cluster audit without a cluster');
-  return kube.inventory.read({
-    ...(values.namespace ? { namespaces: values.namespace } : {}),
-    optedInOnly: values['opted-in-only'] === true,
-    ...(values.selector ? { labelSelector: values.selector } : {}),
-    signetNamespace: settings.signetNamespace,
-  });
+  return kube.inventory
+    .read({
+      ...(values.namespace ? { namespaces: values.namespace } : {}),
+      optedInOnly: values['opted-in-only'] === true,
+      ...(values.selector ? { labelSelector: values.selector } : {}),
+      signetNamespace: settings.signetNamespace,
+    })
+    .catch((error: unknown) => {
+      if (error instanceof KubeApiError)
+        throw new InputError(`cannot read the cluster: ${error.message}`, { cause: error });
+      throw error;
+    });
 }
 
 function format(report: AuditReport, output: string): string {
@@ -264,45 +270,54 @@ async function policiesFromFiles(settings: AuditSettings): Promise<PolicyObjects
 type Kube = Awaited<ReturnType<typeof loadKube>>;
 
 /** The cluster side of an audit: objects, policies (read once) and pull secrets. */
-async function loadKube(path: string | undefined, context: string | undefined) {
-  const [
-    { KubeClient },
-    { loadKubeCredentials },
-    { ClusterInventory },
-    { ClusterPolicySource },
-    { KubePullSecretLookup },
-  ] = await Promise.all([
-    import('../kube/client.js'),
-    import('../kube/credentials.js'),
-    import('../audit/cluster-inventory.js'),
-    import('../kube/cluster-source.js'),
-    import('../kube/pull-secrets.js'),
-  ]);
-  const client = new KubeClient(loadKubeCredentials(path, process.env, undefined, context));
+async function loadKube(kubeconfig: string | undefined, context: string | undefined) {
+  const [{ openKubeApi }, { ClusterInventory }, { ClusterPolicySource }, { KubePullSecretLookup }] =
+    await Promise.all([
+      import('../kube/kube-api.js'),
+      import('../audit/cluster-inventory.js'),
+      import('../kube/cluster-source.js'),
+      import('../kube/pull-secrets.js'),
+    ]);
+  const api = openKubeApi({ kubeconfig, context });
   return {
-    client,
-    inventory: new ClusterInventory(client),
-    pullSecrets: new KubePullSecretLookup(client),
-    /** The policy objects as the webhook sees them, listed once. */
+    api,
+    inventory: new ClusterInventory(api),
+    pullSecrets: new KubePullSecretLookup(api),
+    /**
+     * The policy objects as the webhook sees them, listed once. A refusal (401, 403) ends the wait
+     * at once; anything else is retried for 30 s, then said.
+     */
     async readPolicies(namespace: string): Promise<PolicyObjects> {
       const logger = createLogger({ level: 'silent' });
+      let timer: NodeJS.Timeout | undefined;
+      let last: unknown;
+      let refused: ((error: unknown) => void) | undefined;
+      const failed = new Promise<never>((_, reject) => {
+        refused = reject;
+        timer = setTimeout(() => {
+          const why = last instanceof Error ? `: ${last.message}` : ' (RBAC? is the cluster up?)';
+          reject(new InputError(`could not list the policies within 30s${why}`, { cause: last }));
+        }, 30_000);
+      });
+      failed.catch(() => undefined); // raced below; a refusal may come before the race starts
       const source = new ClusterPolicySource({
-        client,
+        api,
         namespace,
         logger,
         onChange: () => {},
+        onError: (error) => {
+          last = error;
+          const status = statusOf(error);
+          if (status === 401 || status === 403)
+            refused?.(
+              new InputError(`cannot read the policies: ${(error as Error).message}`, { cause: error }),
+            );
+        },
         debounceMs: 0,
       });
-      let timer: NodeJS.Timeout | undefined;
       try {
         await source.start();
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new InputError('could not list the policies within 30s (RBAC? is the cluster up?)')),
-            30_000,
-          );
-        });
-        await Promise.race([source.synced, timeout]);
+        await Promise.race([source.synced, failed]);
         return source.snapshot();
       } finally {
         clearTimeout(timer);

@@ -35,7 +35,7 @@ export const MIGRATE_COMMAND: CommandSpec = {
   flags: [
     kubeconfigFlag(
       'the cluster to check (read as you: CRDs, webhooks, policies, Secrets, Helm releases)',
-      '$KUBECONFIG, else ~/.kube/config',
+      '$KUBECONFIG, else ~/.kube/config, else in-cluster',
     ),
     CONTEXT_FLAG,
     signetNamespaceFlag("Signet's namespace: where the Secrets policies reference must be", {
@@ -103,16 +103,13 @@ export async function runMigrate(
   }
   const values = flags as MigrateValues;
   const output = outputFormat(values.output, OUTPUTS);
-  const { KubeClient } = await import('../kube/client.js');
-  const { loadKubeCredentials } = await import('../kube/credentials.js');
-  const client = new KubeClient(
-    loadKubeCredentials(values.kubeconfig, process.env, undefined, values.context),
-  );
+  const { openKubeApi } = await import('../kube/kube-api.js');
+  const api = openKubeApi({ kubeconfig: values.kubeconfig, context: values.context });
   const engines = new WebhookPolicyEngines(createLogger({ level: 'silent' }));
   try {
     const namespace = values['signet-namespace'] ?? 'signet-system';
     const state = await readClusterState(
-      client,
+      api,
       {
         signetNamespace: namespace,
         fromNamespace: values['from-namespace'] ?? 'cosign-system',
@@ -138,7 +135,6 @@ export async function runMigrate(
     out.write(`${text}\n`);
     return findings.some((f) => f.severity === 'blocker') ? 1 : 0;
   } finally {
-    client.close();
     await engines.close();
   }
 }

@@ -55,7 +55,7 @@ export const SERVE_COMMAND: CommandSpec = {
       { default: '$POD_NAMESPACE, else signet-system', deprecatedNamespace: true },
     ),
     policyFileFlag('policies from YAML instead of the cluster (exclusive with --kubeconfig)'),
-    kubeconfigFlag('where the cluster is', 'in-cluster, else ~/.kube/config'),
+    kubeconfigFlag('where the cluster is', '$KUBECONFIG, else ~/.kube/config, else in-cluster'),
     CONTEXT_FLAG,
     {
       name: 'tls-cert-file',
@@ -89,6 +89,36 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'the Service whose DNS names the self-managed certificate carries',
     },
     {
+      name: 'client-ca-file',
+      type: 'string',
+      value: 'FILE',
+      description:
+        "CA bundle (PEM) of the API server's client certificate: the admission port asks callers for one; reloaded when the file changes",
+    },
+    {
+      name: 'client-auth',
+      type: 'string',
+      value: 'MODE',
+      default: 'required',
+      description:
+        'with --client-ca-file: required (no valid certificate, no review) or if-given (a caller without one is still served)',
+    },
+    {
+      name: 'max-connections',
+      type: 'string',
+      value: 'N',
+      default: '1024',
+      description:
+        'connections the admission port holds at once; when full, one still in its TLS handshake makes room',
+    },
+    {
+      name: 'max-connections-per-source',
+      type: 'string',
+      value: 'N',
+      default: '256',
+      description: 'connections one source address may hold on the admission port',
+    },
+    {
       name: 'webhook-name',
       type: 'string',
       value: 'NAME',
@@ -117,6 +147,14 @@ export const SERVE_COMMAND: CommandSpec = {
       value: 'BYTES',
       default: '4194304',
       description: 'largest AdmissionReview accepted (object and old object, at most 1.5 MiB each in etcd)',
+    },
+    {
+      name: 'policy-validation-concurrency',
+      type: 'string',
+      value: 'N',
+      default: '2',
+      description:
+        'policy objects checked at a time by /validate-policy (1 to 16; 8 more wait, beyond: busy); own engines, nothing kept',
     },
     {
       name: 'shutdown-drain',
@@ -198,6 +236,10 @@ interface ServeValues {
   readonly 'tls-secret'?: string;
   readonly 'service-name'?: string;
   readonly 'webhook-name'?: string;
+  readonly 'client-ca-file'?: string;
+  readonly 'client-auth'?: string;
+  readonly 'max-connections'?: string;
+  readonly 'max-connections-per-source'?: string;
   readonly 'insecure-registry'?: string[];
   readonly 'private-host'?: string[];
   readonly 'kms-endpoint'?: string[];
@@ -207,6 +249,7 @@ interface ServeValues {
   readonly 'no-resolve-digests'?: boolean;
   readonly 'allow-unpinned-tags'?: boolean;
   readonly 'max-request-bytes'?: string;
+  readonly 'policy-validation-concurrency'?: string;
   readonly 'shutdown-drain'?: string;
   readonly 'shutdown-grace'?: string;
   readonly 'log-level'?: string;
@@ -230,6 +273,13 @@ export type TlsConfig =
   | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
   | { readonly mode: 'self-managed'; readonly secretName: string; readonly serviceName: string };
 
+/** Mutual TLS on the admission port (`--client-ca-file`). */
+export interface ClientAuthConfig {
+  readonly caFile: string;
+  /** `--client-auth=required` (default): a caller without a valid client certificate is refused. */
+  readonly required: boolean;
+}
+
 export interface ServeConfig {
   readonly port: number;
   readonly opsPort: number;
@@ -242,6 +292,11 @@ export interface ServeConfig {
   /** The kubeconfig context (`--context`); `undefined`: its current-context. */
   readonly context?: string | undefined;
   readonly tls: TlsConfig;
+  /** Callers authenticated by client certificate; `undefined`: any caller that completes TLS. */
+  readonly clientAuth: ClientAuthConfig | undefined;
+  /** The admission port's connection cap, and one source address's share of it. */
+  readonly maxConnections: number;
+  readonly maxConnectionsPerSource: number;
   readonly webhookName: string;
   readonly insecureRegistries: readonly string[];
   /** How registries are reached: insecure hosts, CA certificates, cloud credentials. */
@@ -250,6 +305,8 @@ export interface ServeConfig {
   readonly resolveDigests: boolean;
   readonly allowUnpinnedTags: boolean;
   readonly maxRequestBytes: number;
+  /** Policy objects `/validate-policy` compiles at a time, in capacity of its own. */
+  readonly policyValidationConcurrency: number;
   readonly shutdownDrainMs: number;
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
@@ -282,6 +339,21 @@ function bytes(value: string | undefined, fallback: number, flag: string): numbe
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1024)
     throw new UsageError(`--${flag} must be a number of bytes (1024 or more), got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function count(
+  value: string | undefined,
+  fallback: number,
+  flag: string,
+  [min, max]: [number, number],
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(
+      `--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+    );
   return n;
 }
 
@@ -322,6 +394,8 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     kubeconfig: values.kubeconfig,
     context: values.context,
     tls,
+    clientAuth: clientAuthFrom(values),
+    ...connectionLimitsFrom(values),
     webhookName: values['webhook-name'] ?? 'signet',
     insecureRegistries: registries.insecureRegistries,
     registries,
@@ -329,6 +403,12 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     resolveDigests: !values['no-resolve-digests'],
     allowUnpinnedTags: values['allow-unpinned-tags'] === true,
     maxRequestBytes: bytes(values['max-request-bytes'], 4 * 1024 * 1024, 'max-request-bytes'),
+    policyValidationConcurrency: count(
+      values['policy-validation-concurrency'],
+      2,
+      'policy-validation-concurrency',
+      [1, 16],
+    ),
     shutdownDrainMs: duration(values['shutdown-drain'], '5s', 'shutdown-drain'),
     shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,
@@ -368,6 +448,35 @@ function tufFrom(values: ServeValues): TufConfig {
     cacheDir: values['tuf-cache-dir'],
     refreshMs: boundedDuration(values['tuf-refresh'], '1h', 'tuf-refresh', [60_000, 24 * HOUR]),
   };
+}
+
+function clientAuthFrom(values: ServeValues): ClientAuthConfig | undefined {
+  const mode = values['client-auth'];
+  if (mode !== undefined && mode !== 'required' && mode !== 'if-given') {
+    throw new UsageError(`--client-auth must be required or if-given, got ${JSON.stringify(mode)}`);
+  }
+  const caFile = values['client-ca-file'];
+  if (caFile === undefined) {
+    if (mode !== undefined) throw new UsageError('--client-auth needs --client-ca-file');
+    return undefined;
+  }
+  return { caFile, required: mode !== 'if-given' };
+}
+
+function connectionLimitsFrom(
+  values: ServeValues,
+): Pick<ServeConfig, 'maxConnections' | 'maxConnectionsPerSource'> {
+  const maxConnections = count(values['max-connections'], 1024, 'max-connections', [1, 65_536]);
+  const maxConnectionsPerSource = count(
+    values['max-connections-per-source'],
+    256,
+    'max-connections-per-source',
+    [1, 65_536],
+  );
+  if (maxConnectionsPerSource > maxConnections) {
+    throw new UsageError('--max-connections-per-source must not be above --max-connections');
+  }
+  return { maxConnections, maxConnectionsPerSource };
 }
 
 function tlsFrom(values: ServeValues): TlsConfig {

@@ -1,7 +1,10 @@
 // Reading request bodies within bounds: a size limit per request, a budget of bytes being read
 // across all requests, and a deadline for the whole body, so that neither huge nor stalled bodies
-// can exhaust memory or hold connections.
+// can exhaust memory or hold connections. Signet's own, not express's body parsers: those have
+// neither the shared budget nor a deadline (docs/adr/0017-http-through-express.md).
 import type { IncomingMessage } from 'node:http';
+import { exchangeOf, type Middleware } from './exchange.js';
+import { refuse } from './respond.js';
 
 export interface BodyLimits {
   /** Largest accepted body. */
@@ -49,7 +52,11 @@ export class ByteBudget {
 
 /** A body that was read, holding its share of the budget until `release()` (after it is parsed). */
 export interface HeldBody {
-  readonly bytes: Buffer;
+  /** The chunks as they arrived (each TLS record's own buffer): a large body is handed to a worker thread as they are. */
+  readonly chunks: readonly Buffer[];
+  readonly size: number;
+  /** The body in one buffer (joined on first use). */
+  bytes(): Buffer;
   release(): void;
 }
 
@@ -94,8 +101,14 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteB
         return;
       }
       let released = false;
+      let joined: Buffer | undefined;
       resolve({
-        bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+        chunks,
+        size,
+        bytes: () => {
+          joined ??= chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+          return joined;
+        },
         release: () => {
           if (!released) budget.give(taken);
           released = true;
@@ -125,3 +138,20 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteB
     req.on('aborted', onAborted);
   });
 }
+
+/**
+ * The body middleware: reads the review's body into its exchange, or refuses it (413, 408, 503)
+ * and closes the connection, since what is left of the body is not read.
+ */
+export const readReviewBody: Middleware = (req, res, next) => {
+  const exchange = exchangeOf(res);
+  const { limits, budget } = exchange.settings;
+  readBody(req, limits, budget).then(
+    (body) => {
+      exchange.body = body;
+      next();
+    },
+    (error: unknown) =>
+      refuse(res, exchange, error instanceof BodyError ? error.status : 400, error, { close: true }),
+  );
+};

@@ -1,18 +1,21 @@
 import type { Logger } from '../logger.js';
 import { collectPolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
-import { type KubeClient, statusOf } from './client.js';
-import { Reflector } from './reflector.js';
+import type { KubeApi } from './kube-api.js';
+import { statusOf } from './kube-errors.js';
+import { apiJson, type ListPage } from './lists.js';
 import type { WatchedPolicyObject } from './status-writer.js';
+import { WatchedCollection, type WatchedObject } from './watched-collection.js';
 
-interface WatchedCollection {
+interface Collection {
   readonly kind: string;
   readonly apiVersion: string;
-  readonly reflector: Reflector;
-  readonly path: string;
+  readonly watched: WatchedCollection;
+  /** Set for the custom resources (their status is written there). */
+  readonly resource?: WatchedPolicyObject['resource'];
 }
 
 export interface ClusterPolicySourceOptions {
-  readonly client: KubeClient;
+  readonly api: KubeApi;
   /** The webhook's namespace: its config ConfigMap and the Secrets policies reference live here. */
   readonly namespace: string;
   readonly logger: Logger;
@@ -24,6 +27,8 @@ export interface ClusterPolicySourceOptions {
   readonly onChange: (objects: PolicyObjects) => void;
   /** Called after every burst of changes, status-only ones included (status reconciliation). */
   readonly onObjects?: () => void;
+  /** Called, besides the log line, when a list or watch fails (it is retried in 5 s). */
+  readonly onError?: (error: unknown) => void;
   readonly debounceMs?: number;
 }
 
@@ -41,6 +46,19 @@ function compiledPart(object: Record<string, unknown>): unknown {
 
 const GROUP = 'policy.sigstore.dev';
 
+/** A list page may take this long (the informer lists again after a failure). */
+const LIST_TIMEOUT_MS = 30_000;
+
+/** The paging parameters of a list call. */
+function pageRequest(token: string | undefined, limit: number): { limit: number; _continue?: string } {
+  return { limit, ...(token ? { _continue: token } : {}) };
+}
+
+/** A typed list page with its items as the API's JSON: the watch delivers JSON, so both agree. */
+function asApiJson(page: ListPage<unknown>): ListPage<WatchedObject> {
+  return { ...page, items: page.items.map((item) => apiJson<WatchedObject>(item)) };
+}
+
 /**
  * Watches ClusterImagePolicies (v1beta1, or v1alpha1 where only that is served), TrustRoots,
  * the `config-policy-controller` ConfigMap and the Secrets of the webhook's namespace (list, then
@@ -49,7 +67,7 @@ const GROUP = 'policy.sigstore.dev';
  */
 export class ClusterPolicySource {
   readonly #options: ClusterPolicySourceOptions;
-  readonly #informers: WatchedCollection[] = [];
+  readonly #collections: Collection[] = [];
   #resolveSynced: (() => void) | undefined;
   /** Resolves after the first complete snapshot was delivered (every collection listed once). */
   readonly synced: Promise<void> = new Promise((resolve) => {
@@ -73,34 +91,64 @@ export class ClusterPolicySource {
   async start(): Promise<void> {
     if (this.#started) throw new Error('ClusterPolicySource already started');
     this.#started = true;
-    const { client, namespace } = this.#options;
+    const { api, namespace } = this.#options;
     const policyVersion = await this.#servedPolicyVersion();
-    const watch = (kind: string, apiVersion: string, path: string) => {
-      const reflector = new Reflector(client, path, {
-        onChange: () => this.#schedule(),
-        onError: (error) =>
-          this.#options.logger.error(
-            { err: error, collection: path },
-            'policy watch failed; restarting it in 5s',
-          ),
-      });
-      this.#informers.push({ kind, apiVersion, reflector, path });
-    };
-    watch(
-      'ClusterImagePolicy',
-      `${GROUP}/${policyVersion}`,
-      `/apis/${GROUP}/${policyVersion}/clusterimagepolicies`,
+    const timeout = api.deadline(LIST_TIMEOUT_MS);
+    this.#watchPolicies('ClusterImagePolicy', policyVersion, 'clusterimagepolicies');
+    this.#watchPolicies('TrustRoot', 'v1alpha1', 'trustroots');
+    this.#watch('ConfigMap', 'v1', `/api/v1/namespaces/${namespace}/configmaps`, (token, limit) =>
+      api.core.listNamespacedConfigMap({ namespace, ...pageRequest(token, limit) }, timeout).then(asApiJson),
     );
-    watch('TrustRoot', `${GROUP}/v1alpha1`, `/apis/${GROUP}/v1alpha1/trustroots`);
-    watch('ConfigMap', 'v1', `/api/v1/namespaces/${namespace}/configmaps`);
-    watch('Secret', 'v1', `/api/v1/namespaces/${namespace}/secrets`);
-    for (const { reflector } of this.#informers) reflector.start();
+    this.#watch('Secret', 'v1', `/api/v1/namespaces/${namespace}/secrets`, (token, limit) =>
+      api.core.listNamespacedSecret({ namespace, ...pageRequest(token, limit) }, timeout).then(asApiJson),
+    );
+    for (const { watched } of this.#collections) watched.start();
+  }
+
+  /** A policy.sigstore.dev collection: listed as the API's JSON, its status written where it is read. */
+  #watchPolicies(kind: string, version: string, plural: string): void {
+    const resource = { group: GROUP, version, plural };
+    const timeout = this.#options.api.deadline(LIST_TIMEOUT_MS);
+    this.#watch(
+      kind,
+      `${GROUP}/${version}`,
+      `/apis/${GROUP}/${version}/${plural}`,
+      (token, limit) =>
+        this.#options.api.customObjects.listClusterCustomObject(
+          { ...resource, ...pageRequest(token, limit) },
+          timeout,
+        ) as Promise<ListPage<WatchedObject>>,
+      resource,
+    );
+  }
+
+  #watch(
+    kind: string,
+    apiVersion: string,
+    path: string,
+    listPage: (token: string | undefined, limit: number) => Promise<ListPage<WatchedObject>>,
+    resource?: WatchedPolicyObject['resource'],
+  ): void {
+    const watched = new WatchedCollection({
+      config: this.#options.api.config,
+      path,
+      listPage,
+      onChange: () => this.#schedule(),
+      onError: (error) => {
+        this.#options.logger.error(
+          { err: error, collection: path },
+          'policy watch failed; restarting it in 5s',
+        );
+        this.#options.onError?.(error);
+      },
+    });
+    this.#collections.push({ kind, apiVersion, watched, ...(resource ? { resource } : {}) });
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await Promise.all(this.#informers.map(({ reflector }) => reflector.stop()));
+    await Promise.all(this.#collections.map(({ watched }) => watched.stop()));
   }
 
   /** The current view of everything watched. */
@@ -110,11 +158,11 @@ export class ClusterPolicySource {
 
   /** The ClusterImagePolicies and TrustRoots as watched, with the collection each is served from. */
   policyObjects(): WatchedPolicyObject[] {
-    return this.#informers.flatMap(({ kind, apiVersion, reflector, path }) =>
-      kind === 'ClusterImagePolicy' || kind === 'TrustRoot'
-        ? reflector.objects().map((object) => ({
+    return this.#collections.flatMap(({ kind, apiVersion, watched, resource }) =>
+      resource !== undefined && (kind === 'ClusterImagePolicy' || kind === 'TrustRoot')
+        ? watched.objects().map((object) => ({
             kind,
-            collection: path,
+            resource,
             object: { ...object, kind, apiVersion: (object.apiVersion as string | undefined) ?? apiVersion },
           }))
         : [],
@@ -123,14 +171,17 @@ export class ClusterPolicySource {
 
   #objects(): Record<string, unknown>[] {
     // Items of typed lists carry no kind or apiVersion; the parsers dispatch on them.
-    return this.#informers.flatMap(({ kind, apiVersion, reflector }) =>
-      reflector.objects().map((object) => ({ ...object, kind, apiVersion: object.apiVersion ?? apiVersion })),
+    return this.#collections.flatMap(({ kind, apiVersion, watched }) =>
+      watched.objects().map((object) => ({ ...object, kind, apiVersion: object.apiVersion ?? apiVersion })),
     );
   }
 
   async #servedPolicyVersion(): Promise<'v1beta1' | 'v1alpha1'> {
     try {
-      await this.#options.client.get(`/apis/${GROUP}/v1beta1/clusterimagepolicies`, { query: { limit: 1 } });
+      await this.#options.api.customObjects.listClusterCustomObject(
+        { group: GROUP, version: 'v1beta1', plural: 'clusterimagepolicies', limit: 1 },
+        this.#options.api.deadline(10_000),
+      );
       return 'v1beta1';
     } catch (error) {
       // Only a 404 means "not served"; anything else (no RBAC yet, API server starting) is retried
@@ -152,7 +203,7 @@ export class ClusterPolicySource {
   }
 
   #deliver(): void {
-    const pending = this.#informers.filter((entry) => !entry.reflector.listed).map((entry) => entry.kind);
+    const pending = this.#collections.filter((entry) => !entry.watched.listed).map((entry) => entry.kind);
     if (pending.length > 0) {
       this.#options.logger.warn(
         { pending },

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import type { KubeClient } from './client.js';
+import type { KubeApi } from './kube-api.js';
 
 export interface InvolvedObject {
   readonly apiVersion: string;
@@ -14,13 +14,13 @@ export interface InvolvedObject {
  * same object is reported once until it changes.
  */
 export class PolicyEventRecorder {
-  readonly #client: KubeClient;
+  readonly #api: KubeApi;
   readonly #logger: Logger;
   readonly #component: string;
   readonly #last = new Map<string, string>();
 
-  constructor(client: KubeClient, logger: Logger, component = 'signet') {
-    this.#client = client;
+  constructor(api: KubeApi, logger: Logger, component = 'signet') {
+    this.#api = api;
     this.#logger = logger;
     this.#component = component;
   }
@@ -30,24 +30,26 @@ export class PolicyEventRecorder {
     const key = `${object.kind}/${object.name}`;
     if (this.#last.get(key) === message) return;
     this.#last.set(key, message);
-    const now = new Date().toISOString();
+    const now = new Date();
     try {
-      await this.#client.create(
-        '/api/v1/namespaces/default/events',
+      await this.#api.core.createNamespacedEvent(
         {
-          apiVersion: 'v1',
-          kind: 'Event',
-          metadata: { generateName: `${object.name}.` },
-          involvedObject: { ...object },
-          reason,
-          message: message.slice(0, 1024),
-          type: 'Warning',
-          source: { component: this.#component },
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
+          namespace: 'default',
+          body: {
+            apiVersion: 'v1',
+            kind: 'Event',
+            metadata: { generateName: `${object.name}.` },
+            involvedObject: { ...object },
+            reason,
+            message: message.slice(0, 1024),
+            type: 'Warning',
+            source: { component: this.#component },
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+          },
         },
-        { timeoutMs: 5000 },
+        this.#api.deadline(5000),
       );
     } catch (error) {
       this.#logger.warn({ err: error, object: key }, 'could not record an Event');

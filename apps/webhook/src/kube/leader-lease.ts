@@ -3,24 +3,13 @@
 // renewing is judged by when THIS replica last saw the Lease change, on its own clock, never by
 // comparing the holder's timestamps with ours: clock skew between nodes cannot split the lead.
 // Every write carries the resourceVersion read, so of two replicas taking over one gets 409.
+import { type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import type { Logger } from '../logger.js';
-import { type KubeClient, statusOf } from './client.js';
-
-interface Lease {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
-  spec?: {
-    holderIdentity?: string;
-    leaseDurationSeconds?: number;
-    acquireTime?: string;
-    renewTime?: string;
-    leaseTransitions?: number;
-  };
-}
+import type { KubeApi } from './kube-api.js';
+import { statusOf } from './kube-errors.js';
 
 export interface LeaderLeaseOptions {
-  readonly client: KubeClient;
+  readonly api: KubeApi;
   readonly namespace: string;
   readonly name: string;
   /** Who this replica is (Pod name and a per-process suffix). */
@@ -32,9 +21,9 @@ export interface LeaderLeaseOptions {
   readonly now?: () => number;
 }
 
-/** A MicroTime: RFC 3339 with microseconds, as the API server wants it. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, '000Z');
+/** A MicroTime as read: client-node leaves it the API's string (its model has no type for it). */
+function timeText(time: unknown): string {
+  return time instanceof Date ? time.toISOString() : typeof time === 'string' ? time : '';
 }
 
 export class LeaderLease {
@@ -73,7 +62,7 @@ export class LeaderLease {
       const lease = await this.#read();
       if (lease?.spec?.holderIdentity !== this.#options.identity) return;
       lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
-      await this.#options.client.replace(this.#path(), lease, { timeoutMs: this.#callTimeoutMs() });
+      await this.#replace(lease);
     } catch (error) {
       this.#options.logger.warn({ err: error, lease: this.#options.name }, 'could not release the Lease');
     }
@@ -106,25 +95,27 @@ export class LeaderLease {
     const ours = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(this.#durationMs / 1000),
-      renewTime: microTime(now),
+      renewTime: new V1MicroTime(now),
     };
     const lease = await this.#read();
     if (lease === undefined) {
-      await this.#options.client.create(
-        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+      await this.#options.api.coordination.createNamespacedLease(
         {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: { ...ours, acquireTime: microTime(now), leaseTransitions: 0 },
+          namespace,
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name, namespace },
+            spec: { ...ours, acquireTime: new V1MicroTime(now), leaseTransitions: 0 },
+          },
         },
-        { timeoutMs: this.#callTimeoutMs() },
+        this.#options.api.deadline(this.#callTimeoutMs()),
       );
       return true;
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
-    const renewTime = spec.renewTime ?? '';
+    const renewTime = timeText(spec.renewTime);
     if (this.#observed?.holder !== holder || this.#observed.renewTime !== renewTime)
       this.#observed = { holder, renewTime, at: now };
     const heldByAnother =
@@ -137,25 +128,33 @@ export class LeaderLease {
       ...spec,
       ...ours,
       ...(takeover
-        ? { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }
+        ? { acquireTime: new V1MicroTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }
         : {}),
     };
-    await this.#options.client.replace(this.#path(), lease, { timeoutMs: this.#callTimeoutMs() });
+    await this.#replace(lease);
     return true;
   }
 
-  async #read(): Promise<Lease | undefined> {
+  async #read(): Promise<V1Lease | undefined> {
+    const { namespace, name } = this.#options;
     try {
-      return await this.#options.client.get<Lease>(this.#path(), { timeoutMs: this.#callTimeoutMs() });
+      return await this.#options.api.coordination.readNamespacedLease(
+        { name, namespace },
+        this.#options.api.deadline(this.#callTimeoutMs()),
+      );
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
     }
   }
 
-  #path(): string {
+  /** Carries the resourceVersion read: of two replicas writing, one gets 409. */
+  async #replace(lease: V1Lease): Promise<void> {
     const { namespace, name } = this.#options;
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(name)}`;
+    await this.#options.api.coordination.replaceNamespacedLease(
+      { name, namespace, body: lease },
+      this.#options.api.deadline(this.#callTimeoutMs()),
+    );
   }
 
   /** A call must end well before the Lease could expire. */

@@ -1,5 +1,7 @@
 import type { PullSecretLookup } from '../admission/credentials.js';
-import { type KubeClient, statusOf } from './client.js';
+import type { KubeApi } from './kube-api.js';
+import { statusOf } from './kube-errors.js';
+import { apiJson } from './lists.js';
 
 interface Cached<T> {
   readonly value: T;
@@ -11,14 +13,14 @@ interface Cached<T> {
  * burst of Pods of one workload costs one read. Every call is bounded by a timeout.
  */
 export class KubePullSecretLookup implements PullSecretLookup {
-  readonly #client: KubeClient;
+  readonly #api: KubeApi;
   readonly #ttlMs: number;
   readonly #timeoutMs: number;
   readonly #cache = new Map<string, Cached<unknown>>();
   readonly #now: () => number;
 
-  constructor(client: KubeClient, options: { ttlMs?: number; timeoutMs?: number; now?: () => number } = {}) {
-    this.#client = client;
+  constructor(api: KubeApi, options: { ttlMs?: number; timeoutMs?: number; now?: () => number } = {}) {
+    this.#api = api;
     this.#ttlMs = options.ttlMs ?? 30_000;
     this.#timeoutMs = options.timeoutMs ?? 3000;
     this.#now = options.now ?? Date.now;
@@ -27,11 +29,11 @@ export class KubePullSecretLookup implements PullSecretLookup {
   secret(namespace: string, name: string): Promise<Record<string, unknown> | undefined> {
     return this.#cached(`secret/${namespace}/${name}`, async () => {
       try {
-        const secret = await this.#client.get<Record<string, unknown>>(
-          `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
-          { timeoutMs: this.#timeoutMs },
+        const secret = await this.#api.core.readNamespacedSecret(
+          { name, namespace },
+          this.#api.deadline(this.#timeoutMs),
         );
-        return { ...secret, kind: 'Secret' };
+        return { ...apiJson<Record<string, unknown>>(secret), kind: 'Secret' };
       } catch (error) {
         if (statusOf(error) === 404) return undefined;
         throw new Error(`cannot read pull secret ${namespace}/${name}`, { cause: error });
@@ -42,9 +44,9 @@ export class KubePullSecretLookup implements PullSecretLookup {
   serviceAccountPullSecrets(namespace: string, name: string): Promise<string[]> {
     return this.#cached(`sa/${namespace}/${name}`, async () => {
       try {
-        const account = await this.#client.get<{ imagePullSecrets?: { name?: string }[] }>(
-          `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}`,
-          { timeoutMs: this.#timeoutMs },
+        const account = await this.#api.core.readNamespacedServiceAccount(
+          { name, namespace },
+          this.#api.deadline(this.#timeoutMs),
         );
         return (account.imagePullSecrets ?? []).flatMap((ref) => (ref.name ? [ref.name] : []));
       } catch (error) {

@@ -1,3 +1,4 @@
+import { PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
 import {
   createCertificateAuthority,
   type IssuedCertificate,
@@ -6,20 +7,18 @@ import {
 } from '../certificates.js';
 import type { Logger } from '../logger.js';
 import type { CertificatePair } from '../tls.js';
-import { type KubeClient, statusOf } from './client.js';
-
-interface Secret {
-  readonly metadata?: Record<string, unknown>;
-  readonly type?: string;
-  readonly data?: Record<string, string>;
-}
+import type { KubeApi } from './kube-api.js';
+import { statusOf } from './kube-errors.js';
 
 interface WebhookConfiguration {
   readonly webhooks?: { readonly clientConfig: { readonly caBundle?: string } }[];
 }
 
+/** Every call of a reconcile pass has this deadline. */
+const CALL_TIMEOUT_MS = 5000;
+
 export interface SelfManagedTlsOptions {
-  readonly client: KubeClient;
+  readonly api: KubeApi;
   readonly logger: Logger;
   readonly namespace: string;
   readonly secretName: string;
@@ -57,13 +56,13 @@ const KEYS = {
  */
 export class SelfManagedTls {
   readonly #o: SelfManagedTlsOptions;
-  readonly #client: KubeClient;
+  readonly #api: KubeApi;
   #timer: NodeJS.Timeout | undefined;
   #current: Material | undefined;
 
   constructor(options: SelfManagedTlsOptions) {
     this.#o = options;
-    this.#client = options.client;
+    this.#api = options.api;
   }
 
   /** Ensures valid material exists and returns the serving pair; then keeps it fresh. */
@@ -117,15 +116,14 @@ export class SelfManagedTls {
     );
   }
 
-  #secretPath(): string {
-    const { namespace, secretName } = this.#o;
-    return `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(secretName)}`;
-  }
-
   async #read(): Promise<Material | undefined> {
-    let secret: Secret;
+    const { namespace, secretName: name } = this.#o;
+    let secret: V1Secret;
     try {
-      secret = await this.#client.get<Secret>(this.#secretPath(), { timeoutMs: 5000 });
+      secret = await this.#api.core.readNamespacedSecret(
+        { name, namespace },
+        this.#api.deadline(CALL_TIMEOUT_MS),
+      );
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw new Error(`cannot read TLS Secret ${this.#o.namespace}/${this.#o.secretName}`, { cause: error });
@@ -144,7 +142,7 @@ export class SelfManagedTls {
   /** Writes the material; when another replica won the race, takes theirs instead. */
   async #write(material: Material, exists: boolean): Promise<Material> {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const body: Secret & { apiVersion: string; kind: string } = {
+    const body: V1Secret = {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: {
@@ -163,11 +161,13 @@ export class SelfManagedTls {
     };
     const { secretName: name, namespace } = this.#o;
     try {
-      if (exists) await this.#client.replace(this.#secretPath(), body, { timeoutMs: 5000 });
+      if (exists)
+        await this.#api.core.replaceNamespacedSecret(
+          { name, namespace, body },
+          this.#api.deadline(CALL_TIMEOUT_MS),
+        );
       else
-        await this.#client.create(`/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, body, {
-          timeoutMs: 5000,
-        });
+        await this.#api.core.createNamespacedSecret({ namespace, body }, this.#api.deadline(CALL_TIMEOUT_MS));
       this.#o.logger.info(
         { secret: `${namespace}/${name}`, notAfter: material.serving.notAfter },
         'issued a serving certificate',
@@ -185,21 +185,31 @@ export class SelfManagedTls {
   async #patchWebhooks(bundle: string): Promise<void> {
     const caBundle = Buffer.from(bundle).toString('base64');
     const name = this.#o.webhookName;
+    const admission = this.#api.admissionRegistration;
+    const timeout = this.#api.deadline(CALL_TIMEOUT_MS);
+    const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, timeout);
     const kinds = [
-      { kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations' },
-      { kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations' },
+      {
+        kind: 'ValidatingWebhookConfiguration',
+        read: () => admission.readValidatingWebhookConfiguration({ name }, timeout),
+        patch: (body: object[]) => admission.patchValidatingWebhookConfiguration({ name, body }, jsonPatch),
+      },
+      {
+        kind: 'MutatingWebhookConfiguration',
+        read: () => admission.readMutatingWebhookConfiguration({ name }, timeout),
+        patch: (body: object[]) => admission.patchMutatingWebhookConfiguration({ name, body }, jsonPatch),
+      },
     ];
-    for (const { kind, plural } of kinds) {
-      const path = `/apis/admissionregistration.k8s.io/v1/${plural}/${encodeURIComponent(name)}`;
+    for (const { kind, read, patch } of kinds) {
       try {
-        const config = await this.#client.get<WebhookConfiguration>(path, { timeoutMs: 5000 });
+        const config: WebhookConfiguration = await read();
         const ops = (config.webhooks ?? []).flatMap((hook, i) =>
           hook.clientConfig.caBundle === caBundle
             ? []
             : [{ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle }],
         );
         if (ops.length > 0) {
-          await this.#client.jsonPatch(path, ops, { timeoutMs: 5000 });
+          await patch(ops);
           this.#o.logger.info({ kind, name }, 'patched the webhook caBundle');
         }
       } catch (error) {

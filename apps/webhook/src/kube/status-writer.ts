@@ -14,7 +14,8 @@ import {
   statusUpdate,
 } from '../policy/policy-status.js';
 import type { PolicySnapshot } from '../policy/policy-store.js';
-import { type KubeClient, statusOf } from './client.js';
+import type { KubeApi } from './kube-api.js';
+import { statusOf } from './kube-errors.js';
 
 /**
  * policy-controller's reconcilers put these finalizers on every ClusterImagePolicy and TrustRoot
@@ -29,8 +30,8 @@ export const POLICY_CONTROLLER_FINALIZERS: ReadonlySet<string> = new Set([
 /** An object as watched, with the collection it is served from (its status is written there). */
 export interface WatchedPolicyObject {
   readonly kind: StatusKind;
-  /** `/apis/policy.sigstore.dev/v1beta1/clusterimagepolicies` */
-  readonly collection: string;
+  /** The resource it is watched at, where its status is written. */
+  readonly resource: { readonly group: string; readonly version: string; readonly plural: string };
   readonly object: Record<string, unknown> & {
     metadata?: { name?: string; generation?: number; finalizers?: string[]; resourceVersion?: string };
     status?: unknown;
@@ -38,7 +39,7 @@ export interface WatchedPolicyObject {
 }
 
 export interface StatusWriterOptions {
-  readonly client: KubeClient;
+  readonly api: KubeApi;
   readonly logger: Logger;
   readonly metrics: SignetMetrics;
   /** The current snapshot of the watched objects. */
@@ -103,7 +104,7 @@ export class PolicyStatusWriter {
   }
 
   async #write(target: WatchedPolicyObject, desired: DesiredStatus): Promise<void> {
-    const { object, collection, kind } = target;
+    const { object, resource, kind } = target;
     const metadata = object.metadata ?? {};
     // Compiled from another generation: the snapshot of this one is on its way.
     if (desired.generation !== undefined && metadata.generation !== desired.generation) return;
@@ -122,14 +123,11 @@ export class PolicyStatusWriter {
     this.#deferred.delete(key);
     const status = statusUpdate(object.status, desired, this.#options.now?.() ?? new Date());
     if (status === undefined) return;
-    const { metrics, logger, client } = this.#options;
+    const { metrics, logger, api } = this.#options;
     try {
-      await client.replace(
-        `${collection}/${encodeURIComponent(desired.name)}/status`,
-        { ...object, status },
-        {
-          timeoutMs: 5000,
-        },
+      await api.customObjects.replaceClusterCustomObjectStatus(
+        { ...resource, name: desired.name, body: { ...object, status } },
+        api.deadline(5000),
       );
       metrics.statusWrites.inc({ kind, result: 'written' });
     } catch (error) {

@@ -281,6 +281,7 @@ function configFindings(state: ClusterState): Finding[] {
   const keys = [
     ['no-match-policy', 'config.noMatchPolicy', 'deny'],
     ['fail-on-empty-authorities', 'config.failOnEmptyAuthorities', 'true'],
+    ['enable-oci11', 'config.enableOCI11', 'false'],
   ] as const;
   const differ = keys.filter(([key, , fallback]) => (theirs[key] ?? fallback) !== (ours[key] ?? fallback));
   if (state.fromConfig === undefined || differ.length === 0) return [];

@@ -3,7 +3,9 @@
 // `helm uninstall` would delete), the admission webhooks, the policies and TrustRoots (at the
 // storage version when the served one cannot be read), the Secrets and config of both namespaces.
 import { gunzipSync } from 'node:zlib';
-import { KubeApiError, type KubeClient, statusOf } from '../kube/client.js';
+import type { KubeApi } from '../kube/kube-api.js';
+import { KubeApiError, kubeApiError, statusOf } from '../kube/kube-errors.js';
+import { apiJson, type ListPage, listAll, PAGE_SIZE } from '../kube/lists.js';
 
 export type KubeObject = Record<string, unknown> & {
   metadata?: {
@@ -61,21 +63,32 @@ export interface ClusterState {
   readonly fromDeployments: readonly KubeObject[];
 }
 
-async function getOrUndefined(client: KubeClient, path: string): Promise<KubeObject | undefined> {
+/** Every call of the check has this deadline. */
+const CALL_TIMEOUT_MS = 30_000;
+
+/** One page of a list call. */
+type PageCall = (page: { limit: number; _continue?: string }) => Promise<ListPage<unknown>>;
+
+/** The object at `path`, read with `read`, as the API's JSON; `undefined` when there is none (404). */
+async function getOrUndefined(path: string, read: () => Promise<unknown>): Promise<KubeObject | undefined> {
   try {
-    return await client.get<KubeObject>(path);
+    return apiJson<KubeObject>(await read());
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
-    throw error;
+    throw kubeApiError(`GET ${path}`, error);
   }
 }
 
-async function listOrEmpty(client: KubeClient, path: string, query = {}): Promise<KubeObject[]> {
+/** Every object of the list at `path`, as the API's JSON; none when it is not served (404). */
+async function listOrEmpty(path: string, list: PageCall): Promise<KubeObject[]> {
   try {
-    return (await client.list<KubeObject>(path, { query })).items;
+    const { items } = await listAll((token) =>
+      list({ limit: PAGE_SIZE, ...(token ? { _continue: token } : {}) }),
+    );
+    return items.map((item) => apiJson<KubeObject>(item));
   } catch (error) {
     if (statusOf(error) === 404) return [];
-    throw error;
+    throw kubeApiError(`GET ${path}`, error);
   }
 }
 
@@ -95,14 +108,17 @@ export function decodeHelmRelease(data: string): {
 }
 
 async function readRelease(
-  client: KubeClient,
+  api: KubeApi,
   name: string,
   namespace: string,
   parseManifest: (text: string) => KubeObject[],
 ): Promise<HelmRelease | undefined> {
-  const secrets = await listOrEmpty(client, `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`, {
-    labelSelector: `owner=helm,name=${name}`,
-  });
+  const secrets = await listOrEmpty(`/api/v1/namespaces/${namespace}/secrets`, (page) =>
+    api.core.listNamespacedSecret(
+      { namespace, labelSelector: `owner=helm,name=${name}`, ...page },
+      api.deadline(CALL_TIMEOUT_MS),
+    ),
+  );
   const newest = secrets
     .map((s) => ({ secret: s, version: Number(s.metadata?.labels?.version ?? 0) }))
     .sort((a, b) => b.version - a.version)[0];
@@ -122,7 +138,7 @@ async function readRelease(
 }
 
 async function readPolicies(
-  client: KubeClient,
+  api: KubeApi,
   crd: KubeObject | undefined,
 ): Promise<{ objects: KubeObject[] | Unreadable; version: string | undefined }> {
   if (crd === undefined) return { objects: [], version: undefined };
@@ -137,8 +153,17 @@ async function readPolicies(
   let last: unknown;
   for (const version of order) {
     try {
-      const { items } = await client.list<KubeObject>(
-        `/apis/policy.sigstore.dev/${version.name}/clusterimagepolicies`,
+      const resource = {
+        group: 'policy.sigstore.dev',
+        version: version.name,
+        plural: 'clusterimagepolicies',
+      };
+      const { items } = await listAll(
+        (token) =>
+          api.customObjects.listClusterCustomObject(
+            { ...resource, limit: PAGE_SIZE, ...(token ? { _continue: token } : {}) },
+            api.deadline(CALL_TIMEOUT_MS),
+          ) as Promise<ListPage<KubeObject>>,
       );
       return {
         objects: items.map((o) => ({
@@ -149,7 +174,7 @@ async function readPolicies(
         version: version.name,
       };
     } catch (error) {
-      last = error;
+      last = kubeApiError(`GET /apis/policy.sigstore.dev/${version.name}/clusterimagepolicies`, error);
     }
   }
   return { objects: { error: last instanceof Error ? last.message : String(last) }, version: undefined };
@@ -157,12 +182,17 @@ async function readPolicies(
 
 /** Reads everything the checks look at. Throws KubeApiError when the cluster cannot be reached. */
 export async function readClusterState(
-  client: KubeClient,
+  api: KubeApi,
   options: { signetNamespace: string; fromNamespace: string; signetRelease: string },
   parseManifest: (text: string) => KubeObject[],
 ): Promise<ClusterState> {
-  const crdPath = (name: string) => `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
-  const [cipCrd, trCrd] = await Promise.all(POLICY_CRDS.map((name) => getOrUndefined(client, crdPath(name))));
+  const [cipCrd, trCrd] = await Promise.all(
+    POLICY_CRDS.map((name) =>
+      getOrUndefined(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, () =>
+        api.apiExtensions.readCustomResourceDefinition({ name }, api.deadline(CALL_TIMEOUT_MS)),
+      ),
+    ),
+  );
   const owners = new Map<string, { name: string; namespace: string }>();
   for (const crd of [cipCrd, trCrd]) {
     const annotations = crd?.metadata?.annotations ?? {};
@@ -171,32 +201,58 @@ export async function readClusterState(
     if (name && namespace) owners.set(`${namespace}/${name}`, { name, namespace });
   }
   const releases = (
-    await Promise.all(
-      [...owners.values()].map((o) => readRelease(client, o.name, o.namespace, parseManifest)),
-    )
+    await Promise.all([...owners.values()].map((o) => readRelease(api, o.name, o.namespace, parseManifest)))
   ).filter((r): r is HelmRelease => r !== undefined);
-  const policies = await readPolicies(client, cipCrd);
+  const policies = await readPolicies(api, cipCrd);
+  const trustRootResource = { group: 'policy.sigstore.dev', version: 'v1alpha1', plural: 'trustroots' };
   const trustRoots =
     trCrd === undefined
       ? []
-      : await listOrEmpty(client, '/apis/policy.sigstore.dev/v1alpha1/trustroots')
+      : await listOrEmpty(
+          '/apis/policy.sigstore.dev/v1alpha1/trustroots',
+          (page) =>
+            api.customObjects.listClusterCustomObject(
+              { ...trustRootResource, ...page },
+              api.deadline(CALL_TIMEOUT_MS),
+            ) as Promise<ListPage<unknown>>,
+        )
           .then((items) =>
             items.map((o) => ({ ...o, apiVersion: 'policy.sigstore.dev/v1alpha1', kind: 'TrustRoot' })),
           )
           .catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
-  const ns = (namespace: string, what: string) =>
-    `/api/v1/namespaces/${encodeURIComponent(namespace)}/${what}`;
+  const { signetNamespace, fromNamespace } = options;
+  const admission = api.admissionRegistration;
   const [validating, mutating, signetSecrets, signetConfigMaps, fromSecrets, fromConfig, fromDeployments] =
     await Promise.all([
-      listOrEmpty(client, '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations'),
-      listOrEmpty(client, '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations'),
-      listOrEmpty(client, ns(options.signetNamespace, 'secrets')),
-      listOrEmpty(client, ns(options.signetNamespace, 'configmaps')),
-      listOrEmpty(client, ns(options.fromNamespace, 'secrets')),
-      getOrUndefined(client, ns(options.fromNamespace, 'configmaps/config-policy-controller')),
-      listOrEmpty(
-        client,
-        `/apis/apps/v1/namespaces/${encodeURIComponent(options.fromNamespace)}/deployments`,
+      listOrEmpty('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', (page) =>
+        admission.listValidatingWebhookConfiguration(page, api.deadline(CALL_TIMEOUT_MS)),
+      ),
+      listOrEmpty('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', (page) =>
+        admission.listMutatingWebhookConfiguration(page, api.deadline(CALL_TIMEOUT_MS)),
+      ),
+      listOrEmpty(`/api/v1/namespaces/${signetNamespace}/secrets`, (page) =>
+        api.core.listNamespacedSecret({ namespace: signetNamespace, ...page }, api.deadline(CALL_TIMEOUT_MS)),
+      ),
+      listOrEmpty(`/api/v1/namespaces/${signetNamespace}/configmaps`, (page) =>
+        api.core.listNamespacedConfigMap(
+          { namespace: signetNamespace, ...page },
+          api.deadline(CALL_TIMEOUT_MS),
+        ),
+      ),
+      listOrEmpty(`/api/v1/namespaces/${fromNamespace}/secrets`, (page) =>
+        api.core.listNamespacedSecret({ namespace: fromNamespace, ...page }, api.deadline(CALL_TIMEOUT_MS)),
+      ),
+      getOrUndefined(`/api/v1/namespaces/${fromNamespace}/configmaps/config-policy-controller`, () =>
+        api.core.readNamespacedConfigMap(
+          { name: 'config-policy-controller', namespace: fromNamespace },
+          api.deadline(CALL_TIMEOUT_MS),
+        ),
+      ),
+      listOrEmpty(`/apis/apps/v1/namespaces/${fromNamespace}/deployments`, (page) =>
+        api.apps.listNamespacedDeployment(
+          { namespace: fromNamespace, ...page },
+          api.deadline(CALL_TIMEOUT_MS),
+        ),
       ),
     ]);
   return {

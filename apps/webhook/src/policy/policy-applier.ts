@@ -27,7 +27,10 @@ export interface PolicyApplierOptions {
   readonly metrics: SignetMetrics;
   /** Absent when policies come from files. */
   readonly events?: PolicyProblemReporter;
-  /** Told when a snapshot is installed, to release programs no snapshot uses. */
+  /**
+   * The CUE and Rego engines: each compile is a session of theirs, installed with its snapshot
+   * or discarded, so that they keep only what the snapshots in use need.
+   */
   readonly engines?: WebhookPolicyEngines;
   /** How long until a view with a passing problem is compiled again. */
   readonly retryAfterMs?: number;
@@ -46,13 +49,15 @@ export function policyApplier(options: PolicyApplierOptions): (objects: PolicyOb
   const apply = async (objects: PolicyObjects): Promise<void> => {
     clearTimeout(retry);
     const version = store.begin();
-    const { snapshot, problems, retry: again } = await compileSnapshot(objects, options.compile);
+    const session = engineSession(options.engines, options.compile);
+    const { snapshot, problems, retry: again } = await compileSnapshot(objects, session.compile);
     if (again && version === store.version) {
       retry = setTimeout(() => void apply(objects), options.retryAfterMs ?? RETRY_BROKEN_MS);
       retry.unref();
     }
     for (const problem of problems) report(problem, logger, events);
     if (snapshot === undefined) {
+      session.end(false);
       logger.error(
         store.current
           ? 'the new policies cannot be used; keeping the previous ones'
@@ -60,13 +65,27 @@ export function policyApplier(options: PolicyApplierOptions): (objects: PolicyOb
       );
       return;
     }
-    if (store.install(version, snapshot)) {
-      options.engines?.installed();
+    const current = store.install(version, snapshot);
+    session.end(current);
+    if (current) {
       installed(snapshot, logger, metrics);
       options.onInstalled?.(snapshot);
     }
   };
   return apply;
+}
+
+/** One compile as a session of the engines (none without them), ended installed or discarded. */
+function engineSession(engines: WebhookPolicyEngines | undefined, compile: CompileOptions) {
+  const session = engines?.session();
+  return {
+    compile: session === undefined ? compile : { ...compile, engines: session },
+    end(installed: boolean): void {
+      if (session === undefined) return;
+      if (installed) engines?.installed(session);
+      else engines?.discard(session);
+    },
+  };
 }
 
 function report(problem: PolicyProblem, logger: Logger, events: PolicyProblemReporter | undefined): void {

@@ -15,6 +15,7 @@ import {
 } from '@signet/core';
 import type { ClusterImagePolicy, PolicyControllerConfig } from '@signet/k8s-types';
 import {
+  type CelHost,
   type CompileContext,
   type CompiledAuthorities,
   compileAuthorities,
@@ -91,6 +92,13 @@ export interface CompileOptions {
   readonly now?: () => Date;
   /** CUE and Rego; without them such policies are broken (they deny what they match). */
   readonly engines?: PolicyEngineHost;
+  /** Where CEL runs (worker threads in a server); the calling thread without it. */
+  readonly cel?: CelHost;
+  /**
+   * No network I/O (apply-time validation): KMS keys, `remote` TrustRoots and remote policies are
+   * checked for form only. Such a snapshot says what compiles; it is never installed.
+   */
+  readonly offline?: boolean;
   /** `policy.remote`; without it such policies are broken. */
   readonly fetchRemotePolicy?: RemotePolicyFetch;
   /**
@@ -252,6 +260,7 @@ export async function compileSnapshot(
   const configMaps = new Map(objects.configMaps.map((c) => [`${c.namespace}/${c.name}`, c.data]));
   const resolver = trustRootResolver(objects.trustRoots, {
     ...options.trust,
+    ...(options.offline ? { offline: true } : {}),
     ...(options.defaultRoot ? { defaultRoot: options.defaultRoot } : {}),
     ...(options.remoteRoots ? { remoteRoots: options.remoteRoots } : {}),
   });
@@ -265,6 +274,7 @@ export async function compileSnapshot(
     ]),
     trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
     configMaps: objects.configMaps.map((c) => [c.namespace, c.name, digestOf(c.data)]),
+    enableOCI11: objects.config.enableOCI11,
     generation: options.generation ?? 0,
   });
   const unreadable = new Set(objects.unreadable.map((policy) => policy.name));
@@ -274,8 +284,11 @@ export async function compileSnapshot(
     lookupConfigMap: (namespace, name) => configMaps.get(`${namespace}/${name}`),
     systemNamespace: options.namespace,
     ...(options.engines ? { engines: options.engines } : {}),
+    ...(options.cel ? { cel: options.cel } : {}),
+    ...(options.offline ? { offline: true } : {}),
     ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
     ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
+    enableOCI11: objects.config.enableOCI11,
   };
   const compiledRecords = await Promise.all(
     matchers.map((m) =>
@@ -336,7 +349,10 @@ async function trustRootStates(
         await resolver(root.metadata.name);
       } catch (error) {
         const passing = error instanceof TrustRootError && error.code === 'TRUST_ROOT_UNAVAILABLE';
-        problem = { message: error instanceof Error ? error.message : String(error), passing };
+        // Offline, a `remote` TrustRoot whose form is right is not loaded: nothing to report.
+        const unfetched = error instanceof TrustRootError && error.code === 'TRUST_ROOT_NOT_FETCHED';
+        if (!unfetched)
+          problem = { message: error instanceof Error ? error.message : String(error), passing };
       }
       states.set(root.metadata.name, { generation: root.metadata.generation, form, problem });
     }),

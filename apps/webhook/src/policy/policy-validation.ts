@@ -1,11 +1,24 @@
 // `POST /validate-policy`: a ClusterImagePolicy or TrustRoot that cannot compile is refused at
 // `kubectl apply` time with the compile error, as policy-controller refuses invalid policies. It is
-// compiled exactly as the running snapshot would compile it (against the cluster's current
-// TrustRoots, Secrets and ConfigMaps). What depends on other objects or on the network (a Secret
-// or TrustRoot not created yet, a remote policy that cannot be fetched now) is admitted with a
-// warning: applying a directory of objects must not depend on their order. Deleting, and any
-// write that leaves the spec as it is (finalizers, labels, annotations), is never refused, so a
-// broken policy can always be removed or handed over.
+// compiled as the running snapshot would compile it (against the cluster's current TrustRoots,
+// Secrets and ConfigMaps), with two differences that keep a caller from spending what admission
+// needs (issue 21): it compiles in capacity of its own (ValidationCapacity: its own engines and
+// CEL worker, a few at a time, within the review's deadline, nothing kept), and offline: a KMS
+// key, a TUF mirror or a remote policy is checked for form only, never fetched for a caller (the
+// running snapshot fetches them with the real object). What depends on another object (a Secret
+// or TrustRoot not created yet) is admitted with a warning: applying a directory of objects must
+// not depend on their order. Deleting, and any write that leaves the spec as it is (finalizers,
+// labels, annotations), is never refused, so a broken policy can always be removed or handed over.
+//
+// What could not be checked is refused with "try again", never admitted unchecked: a policy that
+// cannot compile would load broken and deny everything it matches. That covers a check past its
+// deadline, a check refused because too many run, an engine that failed, and a replica that has
+// not loaded the policy objects yet. None of these can wedge `kubectl apply` for good: the first
+// three pass with the attempt that is not crowded or late (a policy that never compiles within
+// the webhook's timeout would not compile when loaded either: raise `timeoutSeconds` for one that
+// needs longer); the last happens only before a replica is ready (one that is not ready is not in
+// the Service's endpoints, so the API server rarely reaches it); and the chart registers this
+// webhook with `failurePolicy: Ignore`, so a Signet that cannot answer at all never blocks it.
 import { isDeepStrictEqual } from 'node:util';
 import { compilePolicy, InvalidPolicyError } from '@signet/core';
 import {
@@ -18,11 +31,14 @@ import {
 import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/admission-app.js';
 import type { PolicyObjects } from './policy-objects.js';
 import { type CompileOptions, compileSnapshot, type PolicySnapshot } from './policy-store.js';
+import type { ValidationCapacity } from './validation-capacity.js';
 
 export interface PolicyValidatorOptions {
   /** The objects policies are compiled against now; `undefined` until they are loaded. */
   readonly view: () => PolicyObjects | undefined;
+  /** As the running snapshot compiles; its engines and CEL host are replaced by the capacity's. */
   readonly compile: CompileOptions;
+  readonly capacity: ValidationCapacity;
 }
 
 function admitted(rule: string, warnings: readonly string[] = []): ReviewOutcome {
@@ -43,6 +59,35 @@ function refused(message: string): ReviewOutcome {
   };
 }
 
+/** Not checked, for a reason that passes: refused, asking to try again. */
+function notChecked(rule: string, code: number, reason: string, message: string): ReviewOutcome {
+  return {
+    response: { allowed: false, status: { code, reason, message } },
+    decision: 'denied',
+    rule,
+    reason: message,
+  };
+}
+
+const LATE = notChecked(
+  'not-checked-late',
+  503,
+  'ServiceUnavailable',
+  'Signet could not check this object in time, so it was not admitted; try again',
+);
+const BUSY = notChecked(
+  'not-checked-busy',
+  429,
+  'TooManyRequests',
+  'Signet is checking too many policy objects at once, so this one was not admitted; try again',
+);
+const NOT_LOADED = notChecked(
+  'not-checked-not-loaded',
+  503,
+  'ServiceUnavailable',
+  'Signet has not loaded the policy objects yet, so this one could not be checked; try again in a few seconds',
+);
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -55,25 +100,33 @@ function specChanged(request: AdmissionRequest): boolean {
   return !isDeepStrictEqual(before, after);
 }
 
-/** Compiles, or answers for the compile when it runs past the review's deadline (fail open). */
-async function withinDeadline(
-  compile: Promise<PolicySnapshot | undefined>,
+/** Compiles `candidate` offline in the validation capacity, within the review's deadline. */
+async function compileChecked(
+  candidate: PolicyObjects,
+  options: PolicyValidatorOptions,
   context: ReviewContext,
-): Promise<PolicySnapshot | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), Math.max(0, context.deadline - Date.now() - 50));
+  loadAllTrustRoots: boolean,
+): Promise<PolicySnapshot | ReviewOutcome> {
+  // Answered a little before the deadline, so that the answer is not the HTTP layer's.
+  const outcome = await options.capacity.run(context.deadline - 50, async (tools) => {
+    const result = await compileSnapshot(candidate, {
+      ...options.compile,
+      engines: tools.engines,
+      cel: tools.cel,
+      offline: true,
+      loadAllTrustRoots,
+    });
+    return result.snapshot;
   });
-  try {
-    const result = await Promise.race([compile, late]);
-    if (result === undefined) throw new Error('the policies could not be compiled');
-    return result;
-  } finally {
-    clearTimeout(timer);
-  }
+  if (outcome.kind === 'busy') return BUSY;
+  if (outcome.kind === 'late') return LATE;
+  if (outcome.value === undefined) throw new Error('the policies could not be compiled');
+  return outcome.value;
 }
 
-const LATE_WARNING = 'Signet could not finish compiling this object in time; it was not checked';
+function isOutcome(value: PolicySnapshot | ReviewOutcome): value is ReviewOutcome {
+  return 'response' in value;
+}
 
 async function checkPolicy(
   object: unknown,
@@ -90,22 +143,18 @@ async function checkPolicy(
     throw error;
   }
   const candidate: PolicyObjects = { ...view, policies: [policy], unreadable: [], problems: [] };
-  const compiled = compileSnapshot(candidate, { ...options.compile, loadAllTrustRoots: false }).then(
-    (r) => r.snapshot,
-  );
-  const snapshot = await withinDeadline(compiled, context);
-  if (snapshot === 'late') return admitted('not-checked', [LATE_WARNING]);
+  const snapshot = await compileChecked(candidate, options, context, false);
+  if (isOutcome(snapshot)) return snapshot;
   const record = snapshot.set.policies[0];
   if (record === undefined) return admitted('compiled');
   if (record.broken !== undefined) {
+    // Offline, nothing is fetched: what may pass is an engine that failed (out of time or memory).
     if (record.brokenKind === 'passing')
-      return admitted('compiled', [
-        `${record.broken} (Signet tries again every minute; until then it denies what it matches)`,
-      ]);
+      return notChecked('not-checked-engine', 503, 'ServiceUnavailable', `${record.broken}; try again`);
     return refused(record.broken);
   }
   const warnings = record.verify.compiled.authorities.flatMap((a) =>
-    a.type !== 'static' && a.state.kind === 'unavailable'
+    a.type !== 'static' && a.state.kind === 'unavailable' && a.state.reason.code !== 'NOT_FETCHED'
       ? [
           `authority ${JSON.stringify(a.name)}: ${a.state.reason.message}: images it matches fail it until that exists`,
         ]
@@ -134,11 +183,8 @@ async function checkTrustRoot(
     trustRoots: [root],
     problems: [],
   };
-  const snapshot = await withinDeadline(
-    compileSnapshot(candidate, options.compile).then((r) => r.snapshot),
-    context,
-  );
-  if (snapshot === 'late') return admitted('not-checked', [LATE_WARNING]);
+  const snapshot = await compileChecked(candidate, options, context, true);
+  if (isOutcome(snapshot)) return snapshot;
   const problem = snapshot.trustRoots.get(root.metadata.name)?.problem;
   if (problem === undefined) return admitted('compiled');
   if (problem.passing)
@@ -155,10 +201,7 @@ export function policyValidator(options: PolicyValidatorOptions): ReviewHandler 
       return admitted('deleting');
     if (!specChanged(request)) return admitted('spec-unchanged');
     const view = options.view();
-    if (view === undefined)
-      return admitted('not-checked', [
-        'Signet has not loaded the policy objects yet; this one was not checked',
-      ]);
+    if (view === undefined) return NOT_LOADED;
     if (request.kind.kind === 'ClusterImagePolicy') return checkPolicy(object, view, options, context);
     if (request.kind.kind === 'TrustRoot') return checkTrustRoot(object, view, options, context);
     return admitted('not-checked');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { createCertificateAuthority, issueServingCertificate } from '../../src/certificates.js';
 import { serveConfigFrom } from '../../src/commands/serve-config.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { SignetMetrics } from '../../src/metrics.js';
 import { type RunningSignet, startSignet } from '../../src/signet.js';
 
@@ -20,6 +20,8 @@ export interface AttackTarget {
 export async function startTarget(
   dir: string,
   flags: Record<string, string | string[]> = {},
+  /** More policy YAML documents, and a logger to read what Signet logs. */
+  options: { readonly policies?: string; readonly logger?: Logger } = {},
 ): Promise<AttackTarget> {
   const ca = await createCertificateAuthority('signet-attack', 1);
   const serving = await issueServingCertificate(ca, ['127.0.0.1'], 1);
@@ -27,7 +29,7 @@ export async function startTarget(
   await writeFile(join(dir, 'tls.key'), serving.key);
   await writeFile(
     join(dir, 'policy.yaml'),
-    'apiVersion: policy.sigstore.dev/v1beta1\nkind: ClusterImagePolicy\nmetadata: {name: all}\nspec:\n  images: [{glob: "attack.invalid/**"}]\n  authorities: [{static: {action: pass}}]\n',
+    `apiVersion: policy.sigstore.dev/v1beta1\nkind: ClusterImagePolicy\nmetadata: {name: all}\nspec:\n  images: [{glob: "attack.invalid/**"}]\n  authorities: [{static: {action: pass}}]\n${options.policies ?? ''}`,
   );
   const metrics = new SignetMetrics({ defaultMetrics: false });
   const config = serveConfigFrom(
@@ -42,7 +44,10 @@ export async function startTarget(
     },
     {},
   );
-  const signet = await startSignet(config, { logger: createLogger({ level: 'silent' }), metrics });
+  const signet = await startSignet(config, {
+    logger: options.logger ?? createLogger({ level: 'silent' }),
+    metrics,
+  });
   return { signet, port: signet.servers.port, ca: ca.cert, metrics };
 }
 

@@ -105,6 +105,40 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
     }
   });
 
+  it('tls.clientAuth: mounts the client CA from a ConfigMap or a Secret and asks callers for a certificate', async () => {
+    const plain = await renderChart(major, {});
+    expect(container(plain).args.some((arg) => arg.startsWith('--client-'))).toBe(false);
+    const fromConfigMap = await renderChart(major, { tls: { clientAuth: { configMap: 'apiserver-ca' } } });
+    expect(container(fromConfigMap).args).toEqual(
+      expect.arrayContaining(['--client-ca-file=/etc/signet/client-ca/ca.crt', '--client-auth=required']),
+    );
+    expect(container(fromConfigMap).volumeMounts).toContainEqual({
+      name: 'client-ca',
+      mountPath: '/etc/signet/client-ca',
+      readOnly: true,
+    });
+    expect(pod(fromConfigMap).spec.volumes).toContainEqual({
+      name: 'client-ca',
+      configMap: { name: 'apiserver-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+    });
+    const fromSecret = await renderChart(major, {
+      tls: { clientAuth: { secret: 'apiserver-ca', key: 'bundle.pem', mode: 'if-given' } },
+    });
+    expect(container(fromSecret).args).toEqual(
+      expect.arrayContaining(['--client-ca-file=/etc/signet/client-ca/bundle.pem', '--client-auth=if-given']),
+    );
+    expect(pod(fromSecret).spec.volumes).toContainEqual({
+      name: 'client-ca',
+      secret: { secretName: 'apiserver-ca', items: [{ key: 'bundle.pem', path: 'bundle.pem' }] },
+    });
+    expect(await renderError(major, { tls: { clientAuth: { configMap: 'a', secret: 'b' } } })).toContain(
+      'tls.clientAuth takes the client CA from a configMap or from a secret, not both',
+    );
+    expect(await renderError(major, { tls: { clientAuth: { configMap: 'a', mode: 'optional' } } })).toContain(
+      'mode',
+    );
+  });
+
   it('tls.mode=cert-manager: a Certificate for the Service names, a CA of its own or your issuer, and the CA injected', async () => {
     const objects = await renderChart(major, { tls: { mode: 'cert-manager' } });
     expect(kinds(objects)).toEqual([...BASE_KINDS, 'Certificate', 'Issuer'].sort());

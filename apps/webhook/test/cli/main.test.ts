@@ -164,10 +164,16 @@ describe('signet migrate', () => {
   });
 
   it('says in one line that the cluster cannot be reached', async () => {
+    // A port just freed: nothing listens there (port 1 is one fetch refuses to dial at all).
+    const server = createServer();
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+    );
+    await new Promise((resolve) => server.close(resolve));
     const kubeconfig = join(dir, 'dead.kubeconfig');
     writeFileSync(
       kubeconfig,
-      'apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n',
+      `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n`,
     );
     // --context reaches the kubeconfig loader (migrate, audit and serve alike).
     for (const argv of [
@@ -181,7 +187,9 @@ describe('signet migrate', () => {
     const result = await run('migrate', 'check', '--kubeconfig', kubeconfig);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
-      /^signet migrate: cannot read the cluster: GET \/apis\/apiextensions\.k8s\.io\/v1\/customresourcedefinitions\/\S+: connect ECONNREFUSED 127\.0\.0\.1:1\n$/,
+      new RegExp(
+        `^signet migrate: cannot read the cluster: GET /apis/apiextensions\\.k8s\\.io/v1/customresourcedefinitions/\\S+: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\n$`,
+      ),
     );
   });
 });

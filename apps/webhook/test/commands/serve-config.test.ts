@@ -16,6 +16,9 @@ describe('signet serve flags', () => {
       policyFiles: ['p.yaml'],
       kubeconfig: undefined,
       tls: { mode: 'files', certFile: 'tls.crt', keyFile: 'tls.key' },
+      clientAuth: undefined,
+      maxConnections: 1024,
+      maxConnectionsPerSource: 256,
       webhookName: 'signet',
       insecureRegistries: [],
       registries: {
@@ -29,6 +32,7 @@ describe('signet serve flags', () => {
       resolveDigests: true,
       allowUnpinnedTags: false,
       maxRequestBytes: 4 * 1024 * 1024,
+      policyValidationConcurrency: 2,
       shutdownDrainMs: 5000,
       shutdownGraceMs: 10_000,
       logLevel: 'info',
@@ -63,6 +67,19 @@ describe('signet serve flags', () => {
     });
   });
 
+  it('takes the client CA (required unless if-given) and the connection limits', () => {
+    expect(serveConfigFrom({ ...files, 'client-ca-file': 'ca.crt' }, {}).clientAuth).toEqual({
+      caFile: 'ca.crt',
+      required: true,
+    });
+    expect(
+      serveConfigFrom({ ...files, 'client-ca-file': 'ca.crt', 'client-auth': 'if-given' }, {}).clientAuth,
+    ).toEqual({ caFile: 'ca.crt', required: false });
+    expect(
+      serveConfigFrom({ ...files, 'max-connections': '64', 'max-connections-per-source': '8' }, {}),
+    ).toMatchObject({ maxConnections: 64, maxConnectionsPerSource: 8 });
+  });
+
   it.each([
     [{ ...files, port: '70000' }, '--port must be a port number, got "70000"'],
     [{ ...files, 'ops-port': 'x' }, '--ops-port must be a port number, got "x"'],
@@ -78,9 +95,26 @@ describe('signet serve flags', () => {
       { 'tls-self-managed': true, 'policy-file': ['p'] },
       '--tls-self-managed keeps its certificate in the cluster',
     ],
+    [{ ...files, 'client-auth': 'if-given' }, '--client-auth needs --client-ca-file'],
+    [
+      { ...files, 'client-ca-file': 'ca.crt', 'client-auth': 'optional' },
+      '--client-auth must be required or if-given, got "optional"',
+    ],
+    [
+      { ...files, 'max-connections': '0' },
+      '--max-connections must be a whole number from 1 to 65536, got "0"',
+    ],
+    [
+      { ...files, 'max-connections': '64', 'max-connections-per-source': '128' },
+      '--max-connections-per-source must not be above --max-connections',
+    ],
     [{ ...files, 'cache-ttl': '5' }, '--cache-ttl must be a duration'],
     [{ ...files, 'log-level': 'loud' }, '--log-level must be one of'],
     [{ ...files, 'kms-refresh': '1s' }, '--kms-refresh must be a duration between 10s and 24h, got "1s"'],
+    [
+      { ...files, 'policy-validation-concurrency': '0' },
+      '--policy-validation-concurrency must be a whole number from 1 to 16, got "0"',
+    ],
     [{ ...files, 'tuf-refresh': '48h' }, '--tuf-refresh must be a duration between 60s and 24h'],
     [{ ...files, 'tuf-mirror': 'tuf.example' }, '--tuf-mirror must be an http(s) URL'],
     [{ ...files, 'tuf-root': 'root.json' }, '--tuf-root and --tuf-cache-dir need --tuf-mirror'],

@@ -216,15 +216,36 @@ describe('CUE and Rego through the webhook', () => {
     );
   });
 
-  it('compiles an unchanged policy once across snapshots and releases what no snapshot uses', async () => {
+  it('compiles an unchanged policy once across snapshots, and keeps only what the snapshots in use need', async () => {
     expect(engines.loaded).toBe(false);
-    const first = await engines.compile('cue', 'a: 1');
-    expect(await engines.compile('cue', 'a: 1')).toBe(first);
-    engines.installed();
-    engines.installed();
-    engines.installed();
-    const again = await engines.compile('cue', 'a: 1');
-    expect(again).not.toBe(first);
+    const first = engines.session();
+    const a = await first.compile('cue', 'a: 1');
+    expect(await first.compile('cue', 'a: 1')).toBe(a);
+    engines.installed(first);
+    // A compile that was not installed (a newer view came first) leaves nothing of its own: with
+    // policy files no second snapshot comes to release it.
+    const superseded = engines.session();
+    for (let i = 0; i < 5; i++) await superseded.compile('cue', `b: ${i}`);
+    expect(await superseded.compile('cue', 'a: 1')).toBe(a);
+    expect(engines.programs).toBe(6);
+    engines.discard(superseded);
+    expect(engines.programs).toBe(1);
+    expect(await engines.retained()).toBe(1);
+    // The installed snapshot and the one before it keep theirs; older ones go.
+    const second = engines.session();
+    expect(await second.compile('cue', 'a: 1')).toBe(a);
+    engines.installed(second);
+    const third = engines.session();
+    const c = await third.compile('cue', 'c: 1');
+    engines.installed(third);
+    expect(engines.programs).toBe(2);
+    const fourth = engines.session();
+    expect(await fourth.compile('cue', 'c: 1')).toBe(c);
+    engines.installed(fourth);
+    expect(engines.programs).toBe(1);
+    expect(await engines.retained()).toBe(1);
+    const again = await engines.session().compile('cue', 'a: 1');
+    expect(again).not.toBe(a);
     expect(await again.evaluate({ a: 1 })).toEqual({ passed: true });
     await expect(engines.compile('cue', 'a: [')).rejects.toThrow(/does not compile|failed to compile/);
   });

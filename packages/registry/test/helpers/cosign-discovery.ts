@@ -1,6 +1,7 @@
-// The three queries the verifier's legacy and bundle formats make (its `formats/legacy.ts` and
-// `bundle.ts`), for the discovery tests here: cosign's `.sig` and `.att` tags and Sigstore bundle
-// referrers, run together as one image's discovery is.
+// The queries the verifier's legacy and bundle formats make (its `formats/legacy.ts` and
+// `bundle.ts`), for the discovery tests here: cosign's `.sig` and `.att` tags, Sigstore bundle
+// referrers, and with `enable-oci11` the legacy ones among referrers, run together as one image's
+// discovery is.
 import type {
   ArtifactQuery,
   DiscoveryRequest,
@@ -18,17 +19,29 @@ export const SIGNATURES: ArtifactQuery = { kind: 'digest-tag', suffix: 'sig', me
 export const ATTESTATIONS: ArtifactQuery = { kind: 'digest-tag', suffix: 'att', mediaType: DSSE };
 export const BUNDLES: ArtifactQuery = {
   kind: 'referrers',
-  artifactType: 'application/vnd.dev.sigstore.bundle',
-  layerMediaType: 'application/vnd.dev.sigstore.bundle',
-  artifactName: 'Sigstore bundle',
-  layerName: 'bundle',
+  artifactType: { startsWith: 'application/vnd.dev.sigstore.bundle' },
+  confirmedAs: 'Sigstore bundle',
+  layers: { pick: 'one', mediaTypePrefix: 'application/vnd.dev.sigstore.bundle', name: 'bundle' },
+};
+/** With policy-controller's `enable-oci11`: cosign's experimental signature referrers, in-toto referrers. */
+export const OCI11_SIGNATURES: ArtifactQuery = {
+  kind: 'referrers',
+  artifactType: { equals: 'application/vnd.dev.cosign.artifact.sig.v1+json' },
+  layers: { pick: 'each', mediaType: SIMPLESIGNING },
+};
+export const OCI11_ATTESTATIONS: ArtifactQuery = {
+  kind: 'referrers',
+  artifactType: { includes: 'in-toto' },
+  layers: { pick: 'first' },
 };
 
-/** Where to look, and which of the three queries to run. */
+/** Where to look, and which of the queries to run. */
 export interface Wanted extends Omit<DiscoveryRequest, 'query'> {
   readonly legacySignatures: boolean;
   readonly legacyAttestations: boolean;
   readonly bundles: boolean;
+  /** The legacy ones among OCI 1.1 referrers too. */
+  readonly oci11Referrers?: boolean;
 }
 
 /** The wanted queries' discoveries (at once), in this order, each find labelled by its query. */
@@ -38,11 +51,13 @@ export async function discoverAll(
   call: RegistryCall,
   limits: Partial<DiscoveryLimits> = {},
 ) {
-  const { legacySignatures, legacyAttestations, bundles, ...where } = wanted;
+  const { legacySignatures, legacyAttestations, bundles, oci11Referrers, ...where } = wanted;
   const queries = [
     ...(legacySignatures ? [SIGNATURES] : []),
     ...(legacyAttestations ? [ATTESTATIONS] : []),
     ...(bundles ? [BUNDLES] : []),
+    ...(oci11Referrers && legacySignatures ? [OCI11_SIGNATURES] : []),
+    ...(oci11Referrers && legacyAttestations ? [OCI11_ATTESTATIONS] : []),
   ];
   const found = await Promise.all(
     queries.map(async (query) => ({

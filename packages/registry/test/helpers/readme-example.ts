@@ -14,10 +14,9 @@ const digest = await client.resolveDigest({ registry, repository, tag }, call);
 const { manifest } = await client.getManifest({ registry, repository }, digest, call);
 console.log(`${repository}:${tag} is ${digest}, an image ${manifest.kind}`);
 
-// What is attached to it: OCI 1.1 referrers (or the fallback tag), and cosign's legacy `.sig` tag.
+// What is attached to it: OCI 1.1 referrers (the API, or the fallback tag), and cosign's `.sig` tag.
 const referrers = await client.listReferrers({ registry, repository }, digest, call);
-for (const referrer of referrers.descriptors)
-  console.log(`referrer ${referrer.artifactType} (${referrers.via})`);
+console.log(`${referrers.descriptors.length} referrer(s), read through the ${referrers.via}`);
 const signatures = await new ArtifactDiscovery(client).discover(
   {
     image: { registry, repository, digest },

@@ -14,18 +14,17 @@ export const BUNDLE_PREDICATE_TYPE_ANNOTATION = 'dev.sigstore.bundle.predicateTy
 const BUNDLES: FormatQuery = {
   query: {
     kind: 'referrers',
-    artifactType: SIGSTORE_BUNDLE_PREFIX,
-    layerMediaType: SIGSTORE_BUNDLE_PREFIX,
-    artifactName: 'Sigstore bundle',
-    layerName: 'bundle',
+    artifactType: { startsWith: SIGSTORE_BUNDLE_PREFIX },
+    confirmedAs: 'Sigstore bundle',
+    layers: { pick: 'one', mediaTypePrefix: SIGSTORE_BUNDLE_PREFIX, name: 'bundle' },
   },
   encoding: 'bundle',
-  read: ({ source, bytes, annotations, artifactType }) => ({
+  read: ({ source, bytes, manifestAnnotations, artifactType }) => ({
     format: 'bundle',
     source,
     bundle: bytes,
     artifactType,
-    predicateType: annotations[BUNDLE_PREDICATE_TYPE_ANNOTATION],
+    predicateType: manifestAnnotations[BUNDLE_PREDICATE_TYPE_ANNOTATION],
   }),
 };
 

@@ -9,7 +9,7 @@ import type {
   RepositoryRef,
 } from '@signet/registry';
 import type { DiscoveredArtifact } from '../artifacts.js';
-import type { Evidence, FormatQuery, SignatureFormat } from './format.js';
+import type { DiscoverySettings, Evidence, FormatQuery, SignatureFormat } from './format.js';
 
 /** Where an authority's artifacts are stored: one `source[]` entry (the image's repository when none). */
 export interface ArtifactLocation {
@@ -19,31 +19,31 @@ export interface ArtifactLocation {
   readonly tagPrefix: string | undefined;
 }
 
-/** The registry requests that find `evidence` in `formats` next to `image`: per source, per format query. */
-export function discoveryRequests(
-  sources: readonly ArtifactLocation[],
-  formats: readonly SignatureFormat[],
-  evidence: Evidence,
-  image: DigestRef,
-): DiscoveryRequest[] {
-  return plan(sources, formats, evidence, image).map(({ request }) => request);
+/** Where, what and how to look: an authority's sources, the formats to read, its evidence. */
+export interface Search {
+  readonly sources: readonly ArtifactLocation[];
+  readonly formats: readonly SignatureFormat[];
+  readonly evidence: Evidence;
+  readonly settings: DiscoverySettings;
+}
+
+/** The registry requests of `search` next to `image`: per source, per format query. */
+export function discoveryRequests(search: Search, image: DigestRef): DiscoveryRequest[] {
+  return plan(search, image).map(({ request }) => request);
 }
 
 /**
- * What `formats` hand over for an authority with `sources` looking for `evidence`: found artifacts
- * and unreadable candidates, per source, format and query in that order. Throws what the registry
- * throws.
+ * What `search` finds next to `image`: found artifacts and unreadable candidates, per source,
+ * format and query in that order. Throws what the registry throws.
  */
 export async function findArtifacts(
   discovery: ArtifactDiscovery,
-  sources: readonly ArtifactLocation[],
-  formats: readonly SignatureFormat[],
-  evidence: Evidence,
+  search: Search,
   image: DigestRef,
   call: RegistryCall,
 ): Promise<DiscoveredArtifact[]> {
   const lists = await Promise.all(
-    plan(sources, formats, evidence, image).map(async ({ request, read }) => {
+    plan(search, image).map(async ({ request, read }) => {
       const found = await discovery.discover(request, call);
       return [
         ...found.artifacts.map((stored) => read.read(stored)),
@@ -66,15 +66,10 @@ interface Planned {
   readonly read: FormatQuery;
 }
 
-function plan(
-  sources: readonly ArtifactLocation[],
-  formats: readonly SignatureFormat[],
-  evidence: Evidence,
-  image: DigestRef,
-): Planned[] {
+function plan({ sources, formats, evidence, settings }: Search, image: DigestRef): Planned[] {
   return sources.flatMap((source) =>
     formats.flatMap((format) =>
-      format.queries(evidence).map((read) => ({
+      format.queries(evidence, settings).map((read) => ({
         read,
         request: {
           image,

@@ -10,6 +10,12 @@ import type { DiscoveredArtifact, FoundArtifact } from '../artifacts.js';
 /** What an authority looks for: image signatures, or attestations (it names some). */
 export type Evidence = 'signatures' | 'attestations';
 
+/** How a deployment has discovery look, beyond the formats themselves. */
+export interface DiscoverySettings {
+  /** policy-controller's `enable-oci11`: also look among OCI 1.1 referrers where a format can. */
+  readonly oci11Referrers: boolean;
+}
+
 /** The word for one piece of evidence in messages. */
 export type EvidenceNoun = 'signature' | 'attestation';
 
@@ -26,7 +32,7 @@ export interface SignatureFormat {
   /** What an authority's `signatureFormat` says to choose it: `legacy`, `bundle`. */
   readonly name: string;
   /** What to ask the registry for to find `evidence` in this format. */
-  queries(evidence: Evidence): readonly FormatQuery[];
+  queries(evidence: Evidence, settings: DiscoverySettings): readonly FormatQuery[];
   /**
    * Whether an artifact this format handed over counts as `evidence` (a bundle announced as
    * another predicate type is not a signature). Decided before verifying; verification decides the rest.

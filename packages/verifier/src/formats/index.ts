@@ -64,4 +64,4 @@ export const SIGNATURE_FORMATS = new SignatureFormats({
   defaults: ['legacy'],
 });
 
-export type { Evidence, EvidenceNoun, FormatQuery, SignatureFormat } from './format.js';
+export type { DiscoverySettings, Evidence, EvidenceNoun, FormatQuery, SignatureFormat } from './format.js';

@@ -1,7 +1,12 @@
 // Cosign's first layout, and policy-controller's default: an image's signatures are the layers of
 // the manifest tagged `sha256-<hex>.sig` (the simple-signing payload, with the signature,
 // certificate, chain, Rekor bundle and timestamp in each layer's annotations), its attestations
-// the DSSE envelope layers of `sha256-<hex>.att`.
+// the DSSE envelope layers of `sha256-<hex>.att`. With policy-controller's `enable-oci11`, also
+// cosign's experimental OCI 1.1 signature referrers (the same layers in a referrer) and referrers
+// whose artifactType names in-toto (the first layer a DSSE envelope, whatever its media type
+// says, as upstream reads it; verified here as any legacy attestation, where upstream takes it
+// unverified).
+import type { ArtifactQuery } from '@signet/registry';
 import type { FormatQuery, SignatureFormat } from './format.js';
 import { encodingOf } from './format.js';
 
@@ -9,9 +14,11 @@ import { encodingOf } from './format.js';
 export const COSIGN_SIMPLE_SIGNING = 'application/vnd.dev.cosign.simplesigning.v1+json';
 /** A legacy attestation layer: a DSSE envelope. */
 export const DSSE_ENVELOPE = 'application/vnd.dsse.envelope.v1+json';
+/** artifactType of cosign's experimental OCI 1.1 signature referrer (`--registry-referrers-mode=oci-1-1`). */
+export const COSIGN_OCI11_SIGNATURE = 'application/vnd.dev.cosign.artifact.sig.v1+json';
 
-const SIGNATURES: FormatQuery = {
-  query: { kind: 'digest-tag', suffix: 'sig', mediaType: COSIGN_SIMPLE_SIGNING },
+const signature = (query: ArtifactQuery): FormatQuery => ({
+  query,
   encoding: 'legacy-signature',
   read: ({ source, bytes, annotations }) => ({
     format: 'legacy-signature',
@@ -19,10 +26,10 @@ const SIGNATURES: FormatQuery = {
     payload: bytes,
     annotations,
   }),
-};
+});
 
-const ATTESTATIONS: FormatQuery = {
-  query: { kind: 'digest-tag', suffix: 'att', mediaType: DSSE_ENVELOPE },
+const attestation = (query: ArtifactQuery): FormatQuery => ({
+  query,
   encoding: 'legacy-attestation',
   read: ({ source, bytes, annotations }) => ({
     format: 'legacy-attestation',
@@ -30,11 +37,28 @@ const ATTESTATIONS: FormatQuery = {
     envelope: bytes,
     annotations,
   }),
-};
+});
+
+const SIGNATURES = signature({ kind: 'digest-tag', suffix: 'sig', mediaType: COSIGN_SIMPLE_SIGNING });
+const ATTESTATIONS = attestation({ kind: 'digest-tag', suffix: 'att', mediaType: DSSE_ENVELOPE });
+const OCI11_SIGNATURES = signature({
+  kind: 'referrers',
+  artifactType: { equals: COSIGN_OCI11_SIGNATURE },
+  layers: { pick: 'each', mediaType: COSIGN_SIMPLE_SIGNING },
+});
+const OCI11_ATTESTATIONS = attestation({
+  kind: 'referrers',
+  artifactType: { includes: 'in-toto' },
+  layers: { pick: 'first' },
+});
 
 export const legacyFormat: SignatureFormat = {
   name: 'legacy',
-  queries: (evidence) => [evidence === 'attestations' ? ATTESTATIONS : SIGNATURES],
+  queries: (evidence, { oci11Referrers }) => {
+    const [tag, referrers] =
+      evidence === 'attestations' ? [ATTESTATIONS, OCI11_ATTESTATIONS] : [SIGNATURES, OCI11_SIGNATURES];
+    return oci11Referrers ? [tag, referrers] : [tag];
+  },
   counts: (artifact, evidence) =>
     encodingOf(artifact) === (evidence === 'attestations' ? ATTESTATIONS : SIGNATURES).encoding,
   searched: () => 'in the legacy .sig/.att tags',

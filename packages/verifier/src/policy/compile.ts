@@ -22,6 +22,7 @@ import { SignatureCheckError } from '../sigstore/errors.js';
 import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
 import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
 import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
+import type { CelHost } from './cel-host.js';
 import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
 import {
@@ -56,6 +57,21 @@ export interface CompileContext {
   readonly fetchRemotePolicy?: RemotePolicyFetch;
   /** Public keys for `key.kms` (a `KmsKeyStore`). Without it, KMS authorities are refused. */
   readonly kmsKeys?: KmsKeySource;
+  /**
+   * Where CEL policies are compiled and evaluated (`CelWorkers`, off the event loop). Without it,
+   * on the calling thread, under the same cost limit.
+   */
+  readonly cel?: CelHost;
+  /**
+   * Compile without any network I/O: a `key.kms` URI, a `policy.remote` URL (and the `remote`
+   * TrustRoots, through the resolver's own `offline`) are checked for form only and never
+   * fetched. Such an authority is `unavailable` with `NOT_FETCHED`, such a policy program never
+   * judges: an offline compile says whether a policy can compile, for apply-time validation, and
+   * is never enforced.
+   */
+  readonly offline?: boolean;
+  /** policy-controller's `enable-oci11` (its ConfigMap's switch): legacy-format authorities also read OCI 1.1 referrers. */
+  readonly enableOCI11?: boolean;
   /** The signature formats authorities choose from, and hints look in (default `SIGNATURE_FORMATS`). */
   readonly formats?: SignatureFormats;
 }
@@ -84,6 +100,12 @@ interface AuthorityBase {
   readonly name: string;
   readonly index: number;
   readonly sources: readonly AuthoritySource[];
+  /**
+   * policy-controller's `enable-oci11`: the formats an authority reads also look among OCI 1.1
+   * referrers where they can (the legacy format: cosign's experimental signature referrers,
+   * in-toto attestation referrers).
+   */
+  readonly oci11Referrers?: boolean;
   /** Wanted attestations; an authority with none verifies signatures instead. */
   readonly attestations: readonly CompiledAttestation[];
 }
@@ -179,6 +201,7 @@ async function compileAuthority(
     name,
     index,
     sources: compileSources(authority.source ?? [], site),
+    oci11Referrers: context.enableOCI11 === true,
     attestations: await Promise.all(
       (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
     ),
@@ -273,6 +296,24 @@ async function kmsKeyOf(
       `no KMS key source is configured, so ${JSON.stringify(uri)} cannot be fetched`,
     );
   }
+  if (context.offline) {
+    try {
+      context.kmsKeys.checkUri?.(uri);
+    } catch (error) {
+      throw new PolicyCompileError(
+        'UNSUPPORTED_KMS',
+        { ...site, path: `${site.path}.key.kms` },
+        (error as Error).message,
+        {
+          cause: error,
+        },
+      );
+    }
+    return new SignatureCheckError(
+      'NOT_FETCHED',
+      `KMS key ${uri}: checked for form only; its public key is fetched when the policy is loaded`,
+    );
+  }
   const found = await context.kmsKeys.lookup(uri);
   if (found.kind === 'refused') {
     throw new PolicyCompileError(
@@ -315,8 +356,11 @@ function compileSigner(
   }
   const identities = compileIdentities(authority.keyless, site);
   const caCert = authority.keyless['ca-cert'];
+  // A `ca-cert` named by `kms` is policy-controller's accepted no-op: a KMS holds keys, not
+  // certificates, upstream never reads one, and its keyless authorities take their CAs from the
+  // trust root (keyless.trustRootRef or the default). Signet does the same.
   const caCertificates =
-    caCert === undefined
+    caCert === undefined || (caCert.kms !== undefined && caCert.kms !== '')
       ? undefined
       : compileCertificates(
           caCert,
@@ -422,6 +466,8 @@ function programContext(context: CompileContext): ProgramContext {
     lookupConfigMap: context.lookupConfigMap,
     systemNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
     engines: context.engines,
+    cel: context.cel,
     fetchRemote: context.fetchRemotePolicy,
+    offline: context.offline === true,
   };
 }

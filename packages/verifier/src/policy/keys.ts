@@ -109,8 +109,8 @@ function pemSources(
   context: KeyRefContext,
 ): PemSource[] | SignatureCheckError {
   if (key.kms !== undefined && key.kms !== '') {
-    // Only `key.kms` is fetched (by the compiler); a KMS holds keys, not CA certificates, and
-    // policy-controller never reads `ca-cert.kms` either.
+    // Only `key.kms` is fetched (by the compiler). The compiler never asks for a `ca-cert.kms`
+    // (upstream ignores it: the trust root's CAs apply), so this is a caller's mistake.
     throw new PolicyCompileError(
       'UNSUPPORTED_KMS',
       site,

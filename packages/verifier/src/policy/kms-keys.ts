@@ -50,10 +50,14 @@ export type KmsKeyLookup =
 /** What the policy compiler needs from a KMS key store. */
 export interface KmsKeySource {
   lookup(uri: string): Promise<KmsKeyLookup>;
+  /** Throws an Error saying why when `uri` is not a KMS key URI of a supported form; fetches nothing. */
+  checkUri?(uri: string): void;
 }
 
 export interface KmsKeyStoreOptions {
   readonly fetcher: KmsKeyFetcher;
+  /** Throws when a URI is not of a form `fetcher` reads (`parseKmsUri` of @signet/kms); none: any. */
+  readonly checkUri?: (uri: string) => void;
   /** A key older than this is fetched again by `lookup` and `refresh` (default 5 minutes). */
   readonly refreshIntervalMs?: number;
   /** Deadline of one fetch (default 10 s). */
@@ -87,6 +91,7 @@ const DEFAULT_MAX_KEYS = 256;
 
 export class KmsKeyStore implements KmsKeySource {
   readonly #fetcher: KmsKeyFetcher;
+  readonly #checkUri: ((uri: string) => void) | undefined;
   readonly #refreshMs: number;
   readonly #timeoutMs: number;
   readonly #maxKeys: number;
@@ -96,6 +101,7 @@ export class KmsKeyStore implements KmsKeySource {
 
   constructor(options: KmsKeyStoreOptions) {
     this.#fetcher = options.fetcher;
+    this.#checkUri = options.checkUri;
     this.#refreshMs = options.refreshIntervalMs ?? DEFAULT_REFRESH_MS;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
@@ -105,6 +111,11 @@ export class KmsKeyStore implements KmsKeySource {
 
   get refreshIntervalMs(): number {
     return this.#refreshMs;
+  }
+
+  /** Checks `uri`'s form, without fetching or remembering anything. */
+  checkUri(uri: string): void {
+    this.#checkUri?.(uri);
   }
 
   /** The URIs known to the store, most recently used last. */

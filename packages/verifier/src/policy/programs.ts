@@ -1,10 +1,11 @@
 // The policies of a ClusterImagePolicy (`attestations[].policy`, `spec.policy`), compiled once
-// per policy revision: `cel` (a Signet extension) in-process, `cue` and `rego` in the engines of
-// the compile context, as policy-controller evaluates them. The source is `data`, a ConfigMap
+// per policy revision: `cel` (a Signet extension) in the CEL host of the compile context (worker
+// threads in a server; the calling thread without one), `cue` and `rego` in the engines of the
+// compile context, as policy-controller evaluates them. The source is `data`, a ConfigMap
 // (`configMapRef`) or a `remote` URL pinned by `sha256sum`, exactly one of them (upstream's
 // validation); a remote one is fetched here, never per admission.
 import type { ConfigMapReference, Policy, RemotePolicy } from '@signet/k8s-types';
-import type { CelProgram } from './cel.js';
+import { type CelEvaluator, type CelHost, DEFAULT_CEL_COST_LIMIT } from './cel-host.js';
 import type { EngineLanguage, EngineProgram, PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
 
@@ -19,12 +20,18 @@ export interface ProgramContext {
   /** Namespace of a `configMapRef` without one. */
   readonly systemNamespace: string;
   readonly engines: PolicyEngineHost | undefined;
+  /** Where CEL runs; the calling thread (under the same cost limit) without one. */
+  readonly cel?: CelHost | undefined;
   readonly fetchRemote: RemotePolicyFetch | undefined;
+  /** Check a `remote` source for form only, fetching nothing (see CompileContext.offline). */
+  readonly offline?: boolean;
 }
 
 export type PolicyProgram = { readonly source: string } & (
-  | { readonly language: 'cel'; readonly cel: CelProgram }
+  | { readonly language: 'cel'; readonly cel: CelEvaluator }
   | { readonly language: EngineLanguage; readonly engine: EngineProgram }
+  /** A `remote` policy compiled offline: checked for form, never fetched, so never judged. */
+  | { readonly language: 'cel' | EngineLanguage; readonly notFetched: string }
 );
 
 /** A program's verdict. `infrastructure`: the engine failed, nothing was judged. */
@@ -44,6 +51,8 @@ export interface ProgramInputs {
 }
 
 const LANGUAGES = ['cel', 'cue', 'rego'];
+/** What an offline compile reads for a `remote` policy: nothing. */
+const NOT_FETCHED = Symbol('not fetched');
 
 /** Compiles `policy`. Throws {@link PolicyCompileError}. */
 export async function compilePolicyProgram(
@@ -67,20 +76,48 @@ export async function compilePolicyProgram(
     );
   }
   const source = await policySource(policy, site, context);
-  if (language === 'cel') return { source, language, cel: await compileCelProgram(source, site) };
+  if (source === NOT_FETCHED) {
+    return { source: '', language, notFetched: (policy.remote as RemotePolicy).url as string };
+  }
+  if (language === 'cel')
+    return { source, language, cel: await compileCelProgram(source, site, context.cel) };
   return { source, language, engine: await compileEngineProgram(language, source, site, context.engines) };
 }
 
-// The CEL engine (about 130 modules) is loaded by the first CEL policy, not at start-up.
-async function compileCelProgram(source: string, site: PolicySite): Promise<CelProgram> {
-  const { compileCel } = await import('./cel.js');
+async function compileCelProgram(
+  source: string,
+  site: PolicySite,
+  host: CelHost | undefined,
+): Promise<CelEvaluator> {
   try {
-    return compileCel(source);
+    return await (host ?? (await callingThreadCel())).compile(source);
   } catch (error) {
-    throw new PolicyCompileError('INVALID_CEL', site, `CEL does not parse: ${(error as Error).message}`, {
-      cause: error,
-    });
+    const invalid = error instanceof Error && error.name === 'CelSyntaxError';
+    throw new PolicyCompileError(
+      invalid ? 'INVALID_CEL' : 'POLICY_ENGINE_FAILED',
+      site,
+      invalid ? `CEL does not parse: ${error.message}` : `the CEL host failed: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
+}
+
+// The CEL engine (about 130 modules) is loaded by the first CEL policy, not at start-up.
+async function callingThreadCel(): Promise<CelHost> {
+  const { compileCel } = await import('./cel.js');
+  return {
+    async compile(source) {
+      let program: ReturnType<typeof compileCel>;
+      try {
+        program = compileCel(source, { costLimit: DEFAULT_CEL_COST_LIMIT });
+      } catch (error) {
+        throw Object.assign(new Error((error as Error).message, { cause: error }), {
+          name: 'CelSyntaxError',
+        });
+      }
+      return { source, evaluate: async (bindings) => program.evaluate(bindings) };
+    },
+  };
 }
 
 async function compileEngineProgram(
@@ -104,7 +141,11 @@ async function compileEngineProgram(
   }
 }
 
-async function policySource(policy: Policy, site: PolicySite, context: ProgramContext): Promise<string> {
+async function policySource(
+  policy: Policy,
+  site: PolicySite,
+  context: ProgramContext,
+): Promise<string | typeof NOT_FETCHED> {
   const given = [
     policy.data !== undefined && policy.data !== '' && 'data',
     policy.configMapRef !== undefined && 'configMapRef',
@@ -128,7 +169,7 @@ async function remoteSource(
   remote: RemotePolicy,
   site: PolicySite,
   context: ProgramContext,
-): Promise<string> {
+): Promise<string | typeof NOT_FETCHED> {
   const at = { ...site, path: `${site.path}.remote` };
   let url: URL | undefined;
   try {
@@ -151,6 +192,7 @@ async function remoteSource(
       remote.sha256sum ? 'must be 64 hexadecimal digits' : 'missing field',
     );
   }
+  if (context.offline === true) return NOT_FETCHED;
   if (context.fetchRemote === undefined) {
     throw new PolicyCompileError(
       'UNSUPPORTED_POLICY_SOURCE',
@@ -208,13 +250,22 @@ export async function runProgram(
   program: PolicyProgram,
   name: string,
   inputs: ProgramInputs,
+  signal?: AbortSignal,
 ): Promise<ProgramOutcome> {
-  if (program.language === 'cel') {
-    const outcome = program.cel.evaluate(inputs.cel());
-    return outcome.passed ? outcome : { ...outcome, infrastructure: false };
+  if ('notFetched' in program) {
+    return {
+      passed: false,
+      reason: `the remote policy ${program.notFetched} was checked for form only and never fetched`,
+      infrastructure: true,
+    };
   }
   let outcome: Awaited<ReturnType<EngineProgram['evaluate']>>;
   try {
+    if (program.language === 'cel') {
+      // A cost limit that stops the expression is the policy's verdict; a host failure is not.
+      const verdict = await program.cel.evaluate(inputs.cel(), signal);
+      return verdict.passed ? verdict : { ...verdict, infrastructure: false };
+    }
     outcome = await program.engine.evaluate(inputs.document());
   } catch (error) {
     // The error's message is the reason; only what lies beneath it is a cause.

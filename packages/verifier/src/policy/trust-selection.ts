@@ -55,7 +55,13 @@ export async function trustFor(
         what: 'CT logs',
         why: 'an SCT (set insecureIgnoreSCT to skip)',
       },
-      { root: tlogRoot, count: trust.tlogs.length, what: 'transparency logs', why: 'a log entry' },
+      {
+        root: tlogRoot,
+        count: trust.tlogs.length,
+        what: 'transparency logs',
+        // A root without logs (GitHub's) dates certificates with RFC 3161 timestamps instead.
+        why: 'a log entry (to rely on RFC 3161 timestamps instead, set rfc3161timestamp)',
+      },
       {
         root: requirements.timestampAuthority ? tsaRoot : undefined,
         count: trust.timestampAuthorities.length,
@@ -67,7 +73,8 @@ export async function trustFor(
     return empty === undefined ? Object.freeze(trust) : incomplete(empty);
   } catch (error) {
     if (!(error instanceof TrustRootError)) throw error;
-    return new SignatureCheckError('TRUST_ROOT_UNAVAILABLE', error.message, { cause: error });
+    const code = error.code === 'TRUST_ROOT_NOT_FETCHED' ? 'NOT_FETCHED' : 'TRUST_ROOT_UNAVAILABLE';
+    return new SignatureCheckError(code, error.message, { cause: error });
   }
 }
 

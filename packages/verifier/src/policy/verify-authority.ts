@@ -1,11 +1,11 @@
 // Admission-time evaluation of one authority: the artifacts the registry layer found for the
 // image digest, decoded, verified, bound to the digest, and (for attestations) matched by
-// predicate type and policy (CEL in-process; CUE and Rego in their engines, hence async). Never
-// throws.
+// predicate type and policy (CEL in its worker threads, CUE and Rego in their engines, hence
+// async). Never throws.
 import type { FailureKind } from '@signet/core';
 import type { DigestRef, DiscoveryRequest } from '@signet/registry';
 import type { DiscoveredArtifact } from '../artifacts.js';
-import { discoveryRequests as requestsFor } from '../formats/discover.js';
+import { discoveryRequests as requestsFor, type Search } from '../formats/discover.js';
 import type { Evidence, EvidenceNoun, SignatureFormat } from '../formats/index.js';
 import { decodeArtifact } from '../sigstore/decode.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
@@ -26,10 +26,20 @@ export function evidenceOf(authority: CompiledAuthority): Evidence {
   return authority.attestations.length > 0 ? 'attestations' : 'signatures';
 }
 
+/** What an authority's own discovery looks for: its sources, its formats, its evidence. */
+export function searchOf(authority: SignerAuthority): Search {
+  return {
+    sources: authority.sources,
+    formats: authority.formats,
+    evidence: evidenceOf(authority),
+    settings: { oci11Referrers: authority.oci11Referrers === true },
+  };
+}
+
 /** Discovery requests for `authority` and `image`: per `source[]` entry, per query of its formats. */
 export function discoveryRequests(authority: CompiledAuthority, image: DigestRef): DiscoveryRequest[] {
   if (authority.type === 'static') return [];
-  return requestsFor(authority.sources, authority.formats, evidenceOf(authority), image);
+  return requestsFor(searchOf(authority), image);
 }
 
 /**
@@ -41,6 +51,7 @@ export async function verifyAuthority(
   digest: string,
   artifacts: readonly DiscoveredArtifact[] | SignatureCheckError,
   elsewhere: readonly OtherFormat[] = [],
+  signal?: AbortSignal,
 ): Promise<AuthorityCheck> {
   const name = authority.name;
   if (authority.type === 'static') return staticCheck(authority);
@@ -93,7 +104,7 @@ export async function verifyAuthority(
       rejected,
     };
   }
-  return attestationCheck(name, authority.attestations, verified, counts, rejected);
+  return attestationCheck(name, authority.attestations, verified, counts, rejected, signal);
 }
 
 function unavailableCheck(authority: string, error: SignatureCheckError): AuthorityCheck {
@@ -229,12 +240,13 @@ async function attestationCheck(
   verified: readonly VerifiedArtifact[],
   counts: ArtifactCounts,
   rejected: readonly RejectedArtifact[],
+  signal: AbortSignal | undefined,
 ): Promise<AuthorityCheck> {
   const attested = verified.filter(isAttested);
   const passing: Record<string, readonly VerifiedArtifact[]> = {};
   const signers: SignerIdentity[] = [];
   for (const attestation of wanted) {
-    const outcome = await checkAttestation(attestation, attested);
+    const outcome = await checkAttestation(attestation, attested, signal);
     if ('reason' in outcome) return { authority, passed: false, failure: outcome, counts, rejected };
     passing[attestation.name] = outcome;
     signers.push(...outcome.map((artifact) => artifact.signer));
@@ -254,6 +266,7 @@ async function attestationCheck(
 async function checkAttestation(
   attestation: CompiledAttestation,
   attested: readonly Attested[],
+  signal: AbortSignal | undefined,
 ): Promise<readonly Attested[] | CheckFailure> {
   const matching = attested.filter((a) => a.statement.predicateType === attestation.predicateType);
   if (matching.length === 0) {
@@ -270,11 +283,16 @@ async function checkAttestation(
   const passed: Attested[] = [];
   // One at a time: an engine runs one evaluation at a time anyway, and upstream stops at none.
   for (const artifact of matching) {
-    const outcome = await runProgram(program, attestation.name, {
-      cel: () => attestationBindings(artifact),
-      // policy-controller evaluates CUE and Rego over the whole in-toto Statement.
-      document: () => artifact.statement.json,
-    });
+    const outcome = await runProgram(
+      program,
+      attestation.name,
+      {
+        cel: () => attestationBindings(artifact),
+        // policy-controller evaluates CUE and Rego over the whole in-toto Statement.
+        document: () => artifact.statement.json,
+      },
+      signal,
+    );
     if (outcome.passed) passed.push(artifact);
     else {
       engineFailed ||= outcome.infrastructure;

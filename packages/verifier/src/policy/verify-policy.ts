@@ -4,7 +4,7 @@
 import { type PolicyVerdict, policyVerdict } from '@signet/core';
 import type { DiscoveredArtifact } from '../artifacts.js';
 import type { SignatureCheckError } from '../sigstore/errors.js';
-import type { SignerIdentity } from '../sigstore/verify.js';
+import type { SignerIdentity, VerifiedArtifact } from '../sigstore/verify.js';
 import type { CompiledAuthorities, CompiledAuthority, CompiledSpecPolicy } from './compile.js';
 import { runProgram } from './programs.js';
 import { type AuthorityCheck, failureOf } from './results.js';
@@ -38,25 +38,32 @@ export async function verifyPolicy(
   inputs: SpecPolicyInputs = {},
   /** What the image has in formats an authority does not read, to say so when it finds nothing. */
   elsewhereFor: (authority: CompiledAuthority) => readonly OtherFormat[] = () => [],
+  /** Aborted when the answer is no longer awaited: CEL evaluations still waiting are dropped. */
+  signal?: AbortSignal,
 ): Promise<PolicyCheck> {
   const authorities = await Promise.all(
     compiled.authorities.map((authority) =>
-      verifyAuthority(authority, digest, artifactsFor(authority), elsewhereFor(authority)),
+      verifyAuthority(authority, digest, artifactsFor(authority), elsewhereFor(authority), signal),
     ),
   );
   const verdict = policyVerdict({ name: compiled.policy, mode: compiled.mode }, authorities);
   const spec = compiled.specPolicy;
   if (!verdict.passed || spec === undefined) return { ...verdict, authorities };
-  const outcome = await runProgram(spec.program, 'ClusterImagePolicy', {
-    cel: () => ({
-      authorityMatches: authorityMatches(authorities),
-      spec: included(spec.includeSpec, inputs.spec),
-      metadata: included(spec.includeObjectMeta, inputs.metadata),
-      typemeta: included(spec.includeTypeMeta, inputs.typemeta),
-      config: included(spec.fetchConfigFile, inputs.config),
-    }),
-    document: () => policyResult(authorities, spec, inputs),
-  });
+  const outcome = await runProgram(
+    spec.program,
+    'ClusterImagePolicy',
+    {
+      cel: () => ({
+        authorityMatches: authorityMatches(authorities),
+        spec: included(spec.includeSpec, inputs.spec),
+        metadata: included(spec.includeObjectMeta, inputs.metadata),
+        typemeta: included(spec.includeTypeMeta, inputs.typemeta),
+        config: included(spec.fetchConfigFile, inputs.config),
+      }),
+      document: () => policyResult(authorities, spec, inputs, requestedPredicateTypes(compiled)),
+    },
+    signal,
+  );
   if (outcome.passed) return { ...verdict, authorities };
   const code = outcome.infrastructure ? 'POLICY_ENGINE_FAILED' : 'POLICY_FAILED';
   const failure = failureOf(code, `spec.policy failed: ${outcome.reason}`, outcome.cause);
@@ -101,29 +108,32 @@ function signerFields(signer: SignerIdentity): Record<string, string> {
 
 /**
  * The document policy-controller gives a CUE or Rego spec-level policy: its `PolicyResult` as
- * JSON, empty fields left out (Go's `omitempty`). Per passing authority, `signatures`
- * (`{subject, issuer}` keyless, `{}` keyed), or `attestations` by name (the same plus
- * `predicateType`), or `static: true`; then `spec`, `metadata`, `typemeta` and `config` when the
- * policy asks for them and the caller has them. Upstream's `id` and `digest` fields and the
- * Fulcio GitHub extensions are not given.
+ * JSON, empty fields left out (Go's `omitempty`). Per passing authority, `signatures` (`{id}` keyed;
+ * keyless adds `subject`, `issuer` and the certificate's GitHub workflow extensions), or
+ * `attestations` by name (the same plus `predicateType` as the policy wrote it and the stored
+ * blob's `digest`), or `static: true`; then `spec`, `metadata`, `typemeta` and `config` when the
+ * policy asks for them and the caller has them. `requested` names an attestation's
+ * `predicateType` as written in the policy (the statement's own type when unknown).
  */
 export function policyResult(
   checks: readonly AuthorityCheck[],
   spec: CompiledSpecPolicy,
   inputs: SpecPolicyInputs,
+  requested: (authority: string, attestation: string) => string | undefined = () => undefined,
 ): Record<string, unknown> {
   const matches: Record<string, unknown> = {};
   for (const check of checks) {
     if (!check.passed) continue;
     if (check.signatures.length > 0) {
-      matches[check.authority] = { signatures: check.signatures.map((s) => upstreamSigner(s.signer)) };
+      matches[check.authority] = { signatures: check.signatures.map(upstreamSignature) };
     } else if (Object.keys(check.attestations).length > 0) {
       const attestations: Record<string, unknown> = {};
       for (const [name, list] of Object.entries(check.attestations)) {
         // Undefined fields are left out of the JSON the engine is given.
         attestations[name] = list.map((a) => ({
-          ...upstreamSigner(a.signer),
-          predicateType: a.statement?.predicateType,
+          ...upstreamSignature(a),
+          predicateType: requested(check.authority, name) ?? a.statement?.predicateType,
+          digest: a.digest,
         }));
       }
       matches[check.authority] = { attestations };
@@ -143,6 +153,18 @@ export function policyResult(
   return document;
 }
 
-function upstreamSigner(signer: SignerIdentity): Record<string, string> {
-  return signer.type === 'key' ? {} : { subject: signer.subject, issuer: signer.issuer };
+function upstreamSignature(artifact: VerifiedArtifact): Record<string, string> {
+  const { signer } = artifact;
+  if (signer.type === 'key') return { id: artifact.id };
+  return { id: artifact.id, subject: signer.subject, issuer: signer.issuer, ...artifact.github };
+}
+
+/** The `predicateType` each authority's attestation was asked for, by authority and attestation name. */
+export function requestedPredicateTypes(
+  compiled: CompiledAuthorities,
+): (authority: string, attestation: string) => string | undefined {
+  const byName = new Map(
+    compiled.authorities.map((a) => [a.name, new Map(a.attestations.map((t) => [t.name, t.requested]))]),
+  );
+  return (authority, attestation) => byName.get(authority)?.get(attestation);
 }

@@ -37,6 +37,14 @@ export interface DecodedArtifact {
   readonly envelope: Buffer | undefined;
   /** Certificates the artifact carries beyond the leaf. Never trusted: intermediates come from the trust root. */
   readonly extraCertificates: number;
+  /**
+   * The signature as policy-controller reads it off the stored artifact, for its signature `id`:
+   * a `.sig` layer's signature annotation, a `.att` layer's (which cosign leaves empty: the
+   * signature is inside the envelope), a bundle's DSSE signature.
+   */
+  readonly layerSignature: Buffer;
+  /** `sha256:<hex>` of the stored blob (payload, envelope or bundle layer): policy-controller's attestation `digest`. */
+  readonly blobDigest: string;
 }
 
 /** Throws {@link SignatureCheckError} (`MALFORMED_ARTIFACT`, `UNSUPPORTED_ARTIFACT`). */
@@ -62,6 +70,7 @@ function decodeLegacySignature(found: LegacySignature): DecodedArtifact {
   const signature = parsing(`the ${ANNOTATION_SIGNATURE} annotation`, () => decodeBase64(encoded));
   const payload = Buffer.from(found.payload);
   const digest = createHash('sha256').update(payload).digest();
+  const blobDigest = `sha256:${digest.toString('hex')}`;
   const material = legacyMaterial(found.annotations);
   const bundle: Bundle = {
     mediaType: BUNDLE_V01_MEDIA_TYPE,
@@ -80,6 +89,8 @@ function decodeLegacySignature(found: LegacySignature): DecodedArtifact {
     payloadType: '',
     envelope: undefined,
     extraCertificates: chainExtra(material),
+    layerSignature: signature,
+    blobDigest,
   };
 }
 
@@ -100,6 +111,8 @@ function decodeLegacyAttestation(found: LegacyAttestation): DecodedArtifact {
     payloadType: envelope.payloadType,
     envelope: Buffer.from(found.envelope),
     extraCertificates: chainExtra(material),
+    layerSignature: annotatedSignature(found.annotations),
+    blobDigest: sha256Digest(found.envelope),
   };
 }
 
@@ -123,7 +136,22 @@ function decodeBundle(found: BundleArtifact): DecodedArtifact {
     payloadType: envelope.payloadType,
     envelope: undefined,
     extraCertificates: chainExtra(bundle.verificationMaterial),
+    layerSignature: Buffer.concat(envelope.signatures.slice(0, 1).map((signature) => signature.sig)),
+    blobDigest: sha256Digest(found.bundle),
   };
+}
+
+function sha256Digest(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/** A `.att` layer's signature annotation: cosign writes it empty; a malformed one counts as empty. */
+function annotatedSignature(annotations: Readonly<Record<string, string>>): Buffer {
+  try {
+    return decodeBase64(annotations[ANNOTATION_SIGNATURE] ?? '');
+  } catch {
+    return Buffer.alloc(0);
+  }
 }
 
 type Envelope = Extract<Bundle['content'], { $case: 'dsseEnvelope' }>['dsseEnvelope'];

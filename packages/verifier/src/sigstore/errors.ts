@@ -55,6 +55,11 @@ export type CheckCode =
   | 'SECRET_UNAVAILABLE'
   /** The KMS key of `key.kms` could not be fetched, and no earlier fetch gave one. */
   | 'KMS_UNAVAILABLE'
+  /**
+   * Compiled offline (apply-time validation): the KMS key or `remote` trust root was checked for
+   * form only and not fetched. Such a compile is never enforced.
+   */
+  | 'NOT_FETCHED'
   /** The registry could not be asked (unreachable, timeout, refused credentials, malformed answer). */
   | 'REGISTRY_UNAVAILABLE'
   /** An unexpected exception inside verification (a bug or input nobody anticipated). */
@@ -66,6 +71,7 @@ const INFRASTRUCTURE_CODES: ReadonlySet<CheckCode> = new Set<CheckCode>([
   'TRUST_ROOT_UNAVAILABLE',
   'SECRET_UNAVAILABLE',
   'KMS_UNAVAILABLE',
+  'NOT_FETCHED',
   'REGISTRY_UNAVAILABLE',
   'POLICY_ENGINE_FAILED',
   'VERIFIER_ERROR',

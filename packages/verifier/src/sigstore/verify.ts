@@ -30,6 +30,7 @@ import {
   readStatement,
 } from './payload.js';
 import { type PublicKeyInfo, publicKeyFromSpki } from './pem.js';
+import { leafCertificate, upstreamFields } from './upstream-fields.js';
 
 /**
  * The evidence an authority requires besides the signature itself. Each is decided by the policy
@@ -79,6 +80,12 @@ export interface VerifiedArtifact {
   readonly signer: SignerIdentity;
   /** The in-toto Statement of a DSSE artifact; `undefined` for a simple-signing signature. */
   readonly statement: InTotoStatement | undefined;
+  /** policy-controller's signature `id` (see `signatureId`). */
+  readonly id: string;
+  /** `sha256:<hex>` of the stored blob: policy-controller's attestation `digest`. */
+  readonly digest: string;
+  /** The certificate's GitHub workflow extensions (`githubWorkflowRepo`, ...); empty when keyed. */
+  readonly github: Readonly<Record<string, string>>;
 }
 
 /**
@@ -97,6 +104,7 @@ export function verifyArtifact(
     format: artifact.format,
     signer,
     statement: checkBinding(artifact, digest),
+    ...upstreamFields(artifact, signer.type === 'keyless'),
   };
 }
 
@@ -257,13 +265,6 @@ function verifyKeyless(
     );
   }
   return { type: 'keyless', issuer: matched.issuer, subject: matched.subject };
-}
-
-function leafCertificate(bundle: Bundle): Buffer | undefined {
-  const content = bundle.verificationMaterial.content;
-  if (content.$case === 'certificate') return content.certificate.rawBytes;
-  if (content.$case === 'x509CertificateChain') return content.x509CertificateChain.certificates[0]?.rawBytes;
-  return undefined;
 }
 
 /** The thresholds, run through sigstore-js, plus the checks sigstore-js does not make. */

@@ -7,7 +7,9 @@ export type TrustRootErrorCode =
   /** The trust root uses a form Signet does not support yet. */
   | 'TRUST_ROOT_UNSUPPORTED'
   /** A `trustRootRef` names no TrustRoot. */
-  | 'TRUST_ROOT_NOT_FOUND';
+  | 'TRUST_ROOT_NOT_FOUND'
+  /** Loaded offline: a `remote` TrustRoot checked for form only, its mirror never contacted. */
+  | 'TRUST_ROOT_NOT_FETCHED';
 
 export class TrustRootError extends Error {
   override readonly name = 'TrustRootError';

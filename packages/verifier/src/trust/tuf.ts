@@ -37,6 +37,11 @@ export interface TufLoadOptions {
   readonly privateHosts?: Iterable<string>;
   /** Without `remoteRoots`: proxies (from `env`), extra CAs, name resolution (`lookup`). */
   readonly network?: NetworkOptions;
+  /**
+   * No network I/O: a `remote` TrustRoot is checked for form (mirror URL, initial root, targets
+   * path) and then fails with `TRUST_ROOT_NOT_FETCHED`, its mirror never contacted.
+   */
+  readonly offline?: boolean;
 }
 
 /** Loads a `remote` TrustRoot: the trusted root target from its mirror, TUF-verified from `root`. */
@@ -46,6 +51,13 @@ export async function loadRemoteTrustRoot(
   options: TufLoadOptions = {},
 ): Promise<CompiledTrustRoot> {
   const spec = remoteRootSpec(name, remote);
+  if (options.offline) {
+    throw new TrustRootError(
+      'TRUST_ROOT_NOT_FETCHED',
+      name,
+      `checked for form only; its mirror ${spec.mirror} is contacted when the TrustRoot is loaded`,
+    );
+  }
   if (options.remoteRoots !== undefined) return options.remoteRoots.load(spec);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TUF_TIMEOUT_MS;
   // Once, without a cache: the mirror goes through the private-address guard.

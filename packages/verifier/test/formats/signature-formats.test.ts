@@ -85,14 +85,51 @@ describe('SignatureFormats', () => {
   });
 });
 
+const DEFAULT = { oci11Referrers: false };
+const OCI11 = { oci11Referrers: true };
+
 describe('the legacy format', () => {
   it('reads the .sig tag for signatures and the .att tag for attestations', () => {
-    expect(legacyFormat.queries('signatures').map((q) => q.query)).toEqual([
+    expect(legacyFormat.queries('signatures', DEFAULT).map((q) => q.query)).toEqual([
       { kind: 'digest-tag', suffix: 'sig', mediaType: 'application/vnd.dev.cosign.simplesigning.v1+json' },
     ]);
-    expect(legacyFormat.queries('attestations').map((q) => q.query)).toEqual([
+    expect(legacyFormat.queries('attestations', DEFAULT).map((q) => q.query)).toEqual([
       { kind: 'digest-tag', suffix: 'att', mediaType: 'application/vnd.dsse.envelope.v1+json' },
     ]);
+  });
+
+  it('with enable-oci11, also reads the experimental signature referrers and in-toto referrers', () => {
+    const [, signatures] = legacyFormat.queries('signatures', OCI11);
+    const [, attestations] = legacyFormat.queries('attestations', OCI11);
+    expect(signatures?.query).toEqual({
+      kind: 'referrers',
+      artifactType: { equals: 'application/vnd.dev.cosign.artifact.sig.v1+json' },
+      layers: { pick: 'each', mediaType: 'application/vnd.dev.cosign.simplesigning.v1+json' },
+    });
+    expect(attestations?.query).toEqual({
+      kind: 'referrers',
+      artifactType: { includes: 'in-toto' },
+      layers: { pick: 'first' },
+    });
+    const stored = {
+      source: 's',
+      bytes,
+      annotations: { a: 'b' },
+      manifestAnnotations: {},
+      artifactType: 't',
+    };
+    expect(signatures?.read(stored)).toEqual({
+      format: 'legacy-signature',
+      source: 's',
+      payload: bytes,
+      annotations: { a: 'b' },
+    });
+    expect(attestations?.read(stored)).toEqual({
+      format: 'legacy-attestation',
+      source: 's',
+      envelope: bytes,
+      annotations: { a: 'b' },
+    });
   });
 
   it('counts its signatures as signatures and its attestations as attestations, readable or not', () => {
@@ -116,17 +153,18 @@ describe('the legacy format', () => {
 
 describe('the bundle format', () => {
   it('reads the Sigstore bundle referrers for both', () => {
-    const [signatures] = bundleFormat.queries('signatures');
-    expect(bundleFormat.queries('attestations')).toEqual([signatures]);
+    const [signatures] = bundleFormat.queries('signatures', OCI11);
+    expect(bundleFormat.queries('attestations', DEFAULT)).toEqual([signatures]);
     expect(signatures?.query).toMatchObject({
       kind: 'referrers',
-      artifactType: 'application/vnd.dev.sigstore.bundle',
+      artifactType: { startsWith: 'application/vnd.dev.sigstore.bundle' },
     });
     expect(
       signatures?.read({
         source: 'r',
         bytes,
-        annotations: { 'dev.sigstore.bundle.predicateType': 'p' },
+        annotations: {},
+        manifestAnnotations: { 'dev.sigstore.bundle.predicateType': 'p' },
         artifactType: 'application/vnd.dev.sigstore.bundle.v0.3+json',
       }),
     ).toEqual({ ...bundle('p'), source: 'r' });

@@ -28,10 +28,9 @@ const BUNDLE_LAYER = 'application/vnd.dev.sigstore.bundle';
 const TOY_SIGNATURES: FormatQuery = {
   query: {
     kind: 'referrers',
-    artifactType: TOY_TYPE,
-    layerMediaType: BUNDLE_LAYER,
-    artifactName: 'toy signature',
-    layerName: 'toy',
+    artifactType: { equals: TOY_TYPE },
+    confirmedAs: 'toy signature',
+    layers: { pick: 'one', mediaTypePrefix: BUNDLE_LAYER, name: 'toy' },
   },
   encoding: 'bundle',
   read: ({ source, bytes, artifactType }) => ({

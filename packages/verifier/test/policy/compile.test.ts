@@ -1,6 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type CompiledAuthority, compileAuthorities, requirementsOf } from '../../src/policy/compile.js';
 import { PolicyCompileError } from '../../src/policy/errors.js';
+import { compileCertificates } from '../../src/policy/keys.js';
+import { KmsKeyStore } from '../../src/policy/kms-keys.js';
+import { runProgram } from '../../src/policy/programs.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
 import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
 import {
@@ -89,15 +92,22 @@ describe('policies Signet refuses at compile time', () => {
     expect(error.message).toContain('must be the webhook\'s namespace "cosign-system"');
   });
 
-  it('refuse KMS keys when no KMS key source is configured, and KMS CA certificates always', async () => {
+  it('never read certificates from a KMS (the compiler ignores a kms ca-cert: test/policy/keyless-ca-cert-kms.test.ts)', () => {
+    const site = { policy: 'p', path: 'spec.authorities[0].keyless.ca-cert', label: 'l', authority: 'a' };
+    expect(() =>
+      compileCertificates({ kms: 'hashivault://ca' }, site, {
+        lookupSecret: undefined,
+        secretNamespace: 'ns',
+      }),
+    ).toThrow(expect.objectContaining({ code: 'UNSUPPORTED_KMS' }));
+  });
+
+  it('refuse KMS keys when no KMS key source is configured (a KMS ca-cert is test/policy/keyless-ca-cert-kms.test.ts)', async () => {
     const error = await compileError({ key: { kms: 'hashivault://release' } });
     expect(error.code).toBe('UNSUPPORTED_KMS');
     expect(error.message).toContain(
       'spec.authorities[0].key.kms (authority "authority-0"): no KMS key source is configured',
     );
-    const caCert = await compileError({ keyless: { ...keyless, 'ca-cert': { kms: 'hashivault://ca' } } });
-    expect(caCert.code).toBe('UNSUPPORTED_KMS');
-    expect(caCert.message).toContain('a KMS holds keys, not certificates');
   });
 
   it('refuse keys, certificates, expressions and sources that do not parse', async () => {
@@ -261,7 +271,8 @@ describe('compiled authorities', () => {
       state: {
         kind: 'unavailable',
         reason: {
-          message: 'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry',
+          message:
+            'TrustRoot "ca-only" has no transparency logs, and the authority requires a log entry (to rely on RFC 3161 timestamps instead, set rfc3161timestamp)',
         },
       },
     });
@@ -430,6 +441,149 @@ describe('compiled authorities', () => {
         authority.state.kind === 'ready' &&
         authority.state.check.trust.certificateAuthorities.length,
     ).toBeGreaterThan(0);
+  });
+});
+
+// Apply-time validation compiles what a caller sent: an offline compile does no network I/O for
+// it. What would be fetched is checked for form only, and never fetched (issue 21).
+describe('offline compiles', () => {
+  const KMS =
+    'awskms://127.0.0.1:9/arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+  const fetched: string[] = [];
+  const store = new KmsKeyStore({
+    fetcher: async (uri) => {
+      fetched.push(uri);
+      return { pem: KEY_PEM };
+    },
+    checkUri: (uri) => {
+      if (!uri.startsWith('awskms://'))
+        throw new Error(`KMS URI ${JSON.stringify(uri)} names no supported provider`);
+    },
+  });
+
+  it('check a KMS key URI for form, and fetch nothing', async () => {
+    const offline = await compileOne({ key: { kms: KMS } }, { kmsKeys: store, offline: true });
+    expect(offline).toMatchObject({
+      type: 'key',
+      state: {
+        kind: 'unavailable',
+        reason: {
+          code: 'NOT_FETCHED',
+          kind: 'infrastructure',
+          message: expect.stringContaining('checked for form only'),
+        },
+      },
+    });
+    const bad = await compileError(
+      { key: { kms: 'gcpkms://nowhere' } },
+      {},
+      { kmsKeys: store, offline: true },
+    );
+    expect(bad.code).toBe('UNSUPPORTED_KMS');
+    expect(bad.message).toBe(
+      'ClusterImagePolicy "release": spec.authorities[0].key.kms (authority "authority-0"): KMS URI "gcpkms://nowhere" names no supported provider',
+    );
+    // A store told no form checks any URI; offline, it still fetches nothing.
+    const lax = new KmsKeyStore({ fetcher: async () => ({ pem: KEY_PEM }) });
+    expect(
+      await compileOne({ key: { kms: 'gcpkms://nowhere' } }, { kmsKeys: lax, offline: true }),
+    ).toMatchObject({
+      state: { reason: { code: 'NOT_FETCHED' } },
+    });
+    expect(fetched).toEqual([]);
+    // Online, the same policy fetches the key.
+    expect(await compileOne({ key: { kms: KMS } }, { kmsKeys: store })).toMatchObject({
+      state: { kind: 'ready' },
+    });
+    expect(fetched).toEqual([KMS]);
+  });
+
+  it('check a remote policy for form, fetch nothing, and never judge with it', async () => {
+    const fetch = async () => {
+      throw new Error('fetched');
+    };
+    const remote = (url: string) => ({
+      name: 'a',
+      predicateType: 'custom',
+      policy: { type: 'cel', remote: { url, sha256sum: 'a'.repeat(64) } },
+    });
+    const compiled = await compileOne(
+      { key: { data: KEY_PEM }, attestations: [remote('https://127.0.0.1:9/policy.rego')] },
+      { offline: true, fetchRemotePolicy: fetch },
+    );
+    const program = compiled.attestations[0]?.policy;
+    expect(program).toEqual({ source: '', language: 'cel', notFetched: 'https://127.0.0.1:9/policy.rego' });
+    expect(await runProgram(program as never, 'a', { cel: () => ({}), document: () => ({}) })).toEqual({
+      passed: false,
+      reason: 'the remote policy https://127.0.0.1:9/policy.rego was checked for form only and never fetched',
+      infrastructure: true,
+    });
+    const plain = await compileError(
+      { key: { data: KEY_PEM }, attestations: [remote('http://127.0.0.1:9/policy.rego')] },
+      {},
+      { offline: true, fetchRemotePolicy: fetch },
+    );
+    expect(plain.message).toContain('a host and the https scheme are expected');
+  });
+
+  it('check a remote TrustRoot for form, and contact no mirror', async () => {
+    const contacted: string[] = [];
+    const root = Buffer.from(JSON.stringify({ signed: { _type: 'root', version: 1 } })).toString('base64');
+    const trustRoot = (name: string, mirror: string, initial = root) => ({
+      apiVersion: 'policy.sigstore.dev/v1alpha1',
+      kind: 'TrustRoot',
+      metadata: { name },
+      spec: { remote: { mirror, root: initial } },
+    });
+    const trustRoots = trustRootResolver(
+      [
+        trustRoot('mirror', 'https://127.0.0.1:9/tuf'),
+        trustRoot('not-a-url', 'ftp://127.0.0.1/tuf'),
+        trustRoot('no-url', 'mirror'),
+        trustRoot('bad-root', 'https://127.0.0.1:9/tuf', 'bm90IGpzb24='),
+      ] as never,
+      {
+        offline: true,
+        tufClient: async (request) => {
+          contacted.push(request.mirror);
+          throw new Error('contacted');
+        },
+      },
+    );
+    const compile = (ref: string) =>
+      compileOne({ keyless: { ...keyless, trustRootRef: ref } }, { trustRoots, offline: true });
+    expect(await compile('mirror')).toMatchObject({
+      state: {
+        kind: 'unavailable',
+        reason: {
+          code: 'NOT_FETCHED',
+          message:
+            'TrustRoot "mirror": checked for form only; its mirror https://127.0.0.1:9/tuf is contacted when the TrustRoot is loaded',
+        },
+      },
+    });
+    await expect(trustRoots('not-a-url')).rejects.toMatchObject({
+      code: 'TRUST_ROOT_INVALID',
+      message: 'TrustRoot "not-a-url": mirror "ftp://127.0.0.1/tuf" is not an http(s) URL',
+    });
+    await expect(trustRoots('no-url')).rejects.toMatchObject({ code: 'TRUST_ROOT_INVALID' });
+    await expect(trustRoots('bad-root')).rejects.toMatchObject({ code: 'TRUST_ROOT_INVALID' });
+    expect(contacted).toEqual([]);
+  });
+
+  it('refuse CEL its host could not compile as an engine failure', async () => {
+    const down = {
+      compile: async () => {
+        throw new Error('the CEL workers are closed');
+      },
+    };
+    const error = await compileError(
+      { static: { action: 'pass' } },
+      { policy: { type: 'cel', data: 'true' } },
+      { cel: down },
+    );
+    expect(error.code).toBe('POLICY_ENGINE_FAILED');
+    expect(error.problem).toBe('the CEL host failed: the CEL workers are closed');
   });
 });
 

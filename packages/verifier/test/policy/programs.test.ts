@@ -92,7 +92,11 @@ describe('CUE and Rego programs', () => {
 
 describe("the spec-level policy's document (policy-controller's PolicyResult)", () => {
   const spec: CompiledSpecPolicy = {
-    program: { language: 'cel', source: 'true', cel: { source: 'true', evaluate: () => ({ passed: true }) } },
+    program: {
+      language: 'cel',
+      source: 'true',
+      cel: { source: 'true', evaluate: async () => ({ passed: true }) },
+    },
     includeSpec: true,
     includeObjectMeta: true,
     includeTypeMeta: false,
@@ -113,19 +117,27 @@ describe("the spec-level policy's document (policy-controller's PolicyResult)", 
       ...more,
     }) as AuthorityCheck;
   const statement = (predicateType: string) => ({ predicateType }) as never;
+  const ids = (n: string) => ({ id: `id-${n}`, digest: `sha256:${n}`, github: {} });
 
   it('leaves out what is empty, as Go does with omitempty', () => {
     const checks: AuthorityCheck[] = [
       passed('signed', {
         signatures: [
-          { source: 's', format: 'legacy-signature', signer: keyless, statement: undefined },
-          { source: 's', format: 'legacy-signature', signer: key, statement: undefined },
+          { ...ids('1'), source: 's', format: 'legacy-signature', signer: keyless, statement: undefined },
+          { ...ids('2'), source: 's', format: 'legacy-signature', signer: key, statement: undefined },
         ],
       }),
       passed('attested', {
         attestations: {
           sbom: [
-            { source: 'a', format: 'bundle', signer: { ...keyless, subject: '' }, statement: statement('t') },
+            {
+              ...ids('3'),
+              github: { githubWorkflowRepo: 'acme/app' },
+              source: 'a',
+              format: 'bundle',
+              signer: { ...keyless, subject: '' },
+              statement: statement('t'),
+            },
           ],
         },
       }),
@@ -143,9 +155,25 @@ describe("the spec-level policy's document (policy-controller's PolicyResult)", 
       policyResult(checks, spec, { spec: { replicas: 1 }, metadata: null, typemeta: { kind: 'Pod' } }),
     ).toEqual({
       authorityMatches: {
-        signed: { signatures: [{ subject: 'dev@example.com', issuer: 'https://issuer.example' }, {}] },
+        signed: {
+          signatures: [
+            { id: 'id-1', subject: 'dev@example.com', issuer: 'https://issuer.example' },
+            { id: 'id-2' },
+          ],
+        },
         attested: {
-          attestations: { sbom: [{ subject: '', issuer: 'https://issuer.example', predicateType: 't' }] },
+          attestations: {
+            sbom: [
+              {
+                id: 'id-3',
+                subject: '',
+                issuer: 'https://issuer.example',
+                githubWorkflowRepo: 'acme/app',
+                predicateType: 't',
+                digest: 'sha256:3',
+              },
+            ],
+          },
         },
         allowed: { static: true },
       },

@@ -1,19 +1,18 @@
-// `policy.remote`: fetched from a real HTTPS server on loopback (a certificate made by the openssl
-// CLI), when the policy is compiled: digest checked, size capped, deadline, failures retried on
+// `policy.remote`: fetched from a real HTTPS server on loopback (a self-signed certificate minted by
+// @signet/testbed), when the policy is compiled: digest checked, size capped, deadline, failures retried on
 // a schedule, never fetched again once it matched.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAuthorities } from '../../src/policy/compile.js';
 import { RemotePolicyError, remotePolicyFetcher } from '../../src/policy/remote-policy.js';
 import { clusterImagePolicy } from '../support/policies.js';
 import { listenInRange } from '../support/ports.js';
+import { loadTestbed } from '../support/registry-helpers.js';
 
 const POLICY =
   'predicateType: "https://cosign.sigstore.dev/attestation/v1"\npredicate: Data: "foobar e2e test"\n';
@@ -31,17 +30,9 @@ describe('remote policies', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'signet-remote-policy-'));
-    await promisify(execFile)(
-      'openssl',
-      [
-        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
-        ...['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1'],
-        ...['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
-      ],
-      { timeout: 20_000 },
-    );
-    ca = await readFile(join(dir, 'cert.pem'), 'utf8');
-    server = createServer({ key: await readFile(join(dir, 'key.pem')), cert: ca }, (request, response) => {
+    const certificate = await (await loadTestbed()).mintServerCertificate(dir, '127.0.0.1', ['127.0.0.1']);
+    ca = certificate.pem;
+    server = createServer({ key: certificate.keyPem, cert: ca }, (request, response) => {
       served.push(request.url ?? '');
       if (request.url === '/policy.cue') response.end(POLICY);
       else if (request.url === '/large') response.end('x'.repeat(64 * 1024));

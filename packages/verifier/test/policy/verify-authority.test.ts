@@ -523,10 +523,9 @@ describe('discovery requests', () => {
         image,
         query: {
           kind: 'referrers',
-          artifactType: 'application/vnd.dev.sigstore.bundle',
-          layerMediaType: 'application/vnd.dev.sigstore.bundle',
-          artifactName: 'Sigstore bundle',
-          layerName: 'bundle',
+          artifactType: { startsWith: 'application/vnd.dev.sigstore.bundle' },
+          confirmedAs: 'Sigstore bundle',
+          layers: { pick: 'one', mediaTypePrefix: 'application/vnd.dev.sigstore.bundle', name: 'bundle' },
         },
       },
     ]);

@@ -62,6 +62,11 @@ function decode(name: string, bundleJson: Buffer, artifact: Buffer): DecodedArti
     envelope: undefined,
     extraCertificates:
       material.$case === 'x509CertificateChain' ? material.x509CertificateChain.certificates.length - 1 : 0,
+    layerSignature:
+      bundle.content.$case === 'messageSignature'
+        ? bundle.content.messageSignature.signature
+        : Buffer.alloc(0),
+    blobDigest: `sha256:${createHash('sha256').update(JSON.stringify(bundleJson)).digest('hex')}`,
   };
 }
 

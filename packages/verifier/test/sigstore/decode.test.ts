@@ -119,6 +119,27 @@ describe('legacy signature layers', () => {
 });
 
 describe('legacy attestation layers', () => {
+  it("keep the layer's signature annotation (cosign's empty one, or a malformed one as empty) and the blob digest", () => {
+    const parsed = {
+      payloadType: 'application/vnd.in-toto+json',
+      payload: 'e30=',
+      signatures: [{ sig: 'c2ln' }],
+    };
+    const decoded = decodeArtifact(legacyAttestation(envelope(parsed)));
+    expect(decoded.layerSignature).toEqual(Buffer.alloc(0));
+    expect(decoded.blobDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const odd = decodeArtifact(
+      legacyAttestation(envelope(parsed), {
+        annotations: { 'dev.cosignproject.cosign/signature': 'not base64!' },
+      }),
+    );
+    expect(odd.layerSignature).toEqual(Buffer.alloc(0));
+    const named = decodeArtifact(
+      legacyAttestation(envelope(parsed), { annotations: { 'dev.cosignproject.cosign/signature': 'c2ln' } }),
+    );
+    expect(named.layerSignature.toString()).toBe('sig');
+  });
+
   const key = ecKeyPair();
   const envelope = (value: unknown) => ({
     json: Buffer.from(JSON.stringify(value)),

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Builds (or finds cached) the pinned test tools, printing one progress line at a time:
+// Builds (or finds cached) the pinned test tools, two at a time, printing one progress line at a time:
 //   pnpm --filter @signet/testbed build-tools [names...]     (no names: every tool but the kind suite's)
 //   pnpm --filter @signet/testbed build-tools --kind         (what the kind suite needs)
+//   ... --serial                                              (one build at a time)
 //   ... --paths                                               (then one `path <name> <file>` line each)
 import { TestbedError } from '../errors.js';
 import {
@@ -20,10 +21,12 @@ function parseArgs(argv: readonly string[]): {
   printPaths: boolean;
 } {
   const names: ToolName[] = [];
-  let concurrency: 1 | 2 = 1;
+  let concurrency: 1 | 2 = 2;
   let printPaths = false;
   for (const arg of argv) {
-    if (arg === '--parallel') concurrency = 2;
+    if (arg === '--serial') concurrency = 1;
+    else if (arg === '--parallel')
+      concurrency = 2; // the default; kept for scripts that say it
     else if (arg === '--paths') printPaths = true;
     else if (arg === '--kind') names.push(...KIND_TOOL_NAMES);
     else if (isToolName(arg)) names.push(arg);

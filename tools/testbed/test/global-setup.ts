@@ -1,0 +1,7 @@
+// Builds what this package's tests run before the first test starts, not inside a test's timeout.
+import { prepareTestPrerequisites } from '../src/prepare.ts';
+
+export default () =>
+  prepareTestPrerequisites('prepare', {
+    tools: ['crane', 'cosign', 'registry', 'oci-registry', 'forward-proxy'],
+  });
