@@ -109,6 +109,31 @@ describe('ImageVerifier', () => {
     expect(errors.length).toBeGreaterThan(0);
   });
 
+  it('keeps a denial as it was when the other formats cannot be read for its hint', async () => {
+    // The .sig tag answers (nothing there); the referrers, where a bundle would be, do not.
+    const verifier = new ImageVerifier({
+      registry: new RegistryClient({
+        insecureHosts: [host],
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        fetch: (url, init) => {
+          if (!url.pathname.endsWith('.sig')) throw new TypeError('socket exploded');
+          return dispatchFetch(url, init);
+        },
+      }),
+    });
+    const key = await compiled('hintless', [
+      {
+        key: {
+          data: '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEP/fX8ry2kIoyEAjBR0YvqhrvYxq1\nt42I0z+wQCrpmHAX4qEBkgWEl0KK8qWZ6//hyicnu33nPyN6QWZ+80WP0A==\n-----END PUBLIC KEY-----\n',
+        },
+      },
+    ]);
+    expect((await run(verifier, [key])).checks[0]).toMatchObject({
+      passed: false,
+      failure: { kind: 'policy', reason: 'no signature found' },
+    });
+  });
+
   it('reads the config files once for the policies that fetch them, and fails as infrastructure when it cannot', async () => {
     const errors: RegistryError[] = [];
     const verifier = new ImageVerifier({

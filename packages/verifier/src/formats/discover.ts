@@ -33,8 +33,8 @@ export function discoveryRequests(search: Search, image: DigestRef): DiscoveryRe
 }
 
 /**
- * What `search` finds next to `image`: found artifacts and unreadable candidates, per source,
- * format and query in that order. Throws what the registry throws.
+ * What `search` finds next to `image`: per source, the artifacts its format queries found, then
+ * the candidates they could not read. Throws what the registry throws.
  */
 export async function findArtifacts(
   discovery: ArtifactDiscovery,
@@ -42,23 +42,31 @@ export async function findArtifacts(
   image: DigestRef,
   call: RegistryCall,
 ): Promise<DiscoveredArtifact[]> {
-  const lists = await Promise.all(
-    plan(search, image).map(async ({ request, read }) => {
-      const found = await discovery.discover(request, call);
+  const perSource = await Promise.all(
+    search.sources.map(async (source) => {
+      const finds = await Promise.all(
+        plan({ ...search, sources: [source] }, image).map(async ({ request, read }) => ({
+          read,
+          found: await discovery.discover(request, call),
+        })),
+      );
       return [
-        ...found.artifacts.map((stored) => read.read(stored)),
-        ...found.skipped.map(
-          ({ source, reason }): DiscoveredArtifact => ({
-            format: 'unreadable',
-            source,
-            listedAs: read.encoding,
-            reason,
-          }),
+        ...finds.flatMap(({ read, found }) => found.artifacts.map((stored) => read.read(stored))),
+        // Unusable candidates go on too: the authority reports them among what it rejected.
+        ...finds.flatMap(({ read, found }) =>
+          found.skipped.map(
+            ({ source: at, reason }): DiscoveredArtifact => ({
+              format: 'unreadable',
+              source: at,
+              listedAs: read.encoding,
+              reason,
+            }),
+          ),
         ),
       ];
     }),
   );
-  return lists.flat();
+  return perSource.flat();
 }
 
 interface Planned {
