@@ -138,8 +138,13 @@ export class ImageVerifier {
     const { registry, repository } = image.reference;
     const target: DigestRef = { registry, repository, digest };
     const client = this.#registry.withCredentials(options.credentials);
-    // Each distinct registry read once for the image, whichever policies and authorities ask.
-    const discovery = new ArtifactDiscovery(client, this.#options.discoveryLimits);
+    // Each distinct registry read once for the image, whichever policies and authorities ask;
+    // made on the first read (a verification answered from the cache reads nothing).
+    let shared: ArtifactDiscovery | undefined;
+    const discovery = () => {
+      shared ??= new ArtifactDiscovery(client, this.#options.discoveryLimits);
+      return shared;
+    };
     // Read once per image, for the policies whose spec.policy asks for them (fetchConfigFile).
     let configs: Promise<Record<string, unknown>> | undefined;
     const configFiles = (call: RegistryCall) => {
@@ -161,7 +166,6 @@ export class ImageVerifier {
     options: VerifyOptions,
     started: number,
   ): Promise<PolicyCheck> {
-    const { discovery } = reads;
     // The work runs under `call`: this request's, or (shared) that of the request that started it.
     const compute = async (call: RegistryCall): Promise<PolicyCheck> => {
       let inputs = options.specInputs;
@@ -182,7 +186,7 @@ export class ImageVerifier {
           if (authority.type === 'static') return;
           try {
             // Unusable candidates come too: the authority reports them among what it rejected.
-            found.set(authority, await findArtifacts(discovery, searchOf(authority), target, call));
+            found.set(authority, await findArtifacts(reads.discovery(), searchOf(authority), target, call));
           } catch (error) {
             found.set(authority, this.#unreadable(error, options, started));
           }
@@ -199,7 +203,7 @@ export class ImageVerifier {
       );
       if (check.passed) return check;
       // Nothing found: look once in the other formats, so the denial can say what is there.
-      const elsewhere = await this.#elsewhere(policy.compiled, check, target, discovery, call);
+      const elsewhere = await this.#elsewhere(policy.compiled, check, target, reads.discovery(), call);
       if (elsewhere.size === 0) return check;
       return verifyPolicy(
         policy.compiled,
@@ -274,7 +278,7 @@ export class ImageVerifier {
 
 /** What one image's verification reads from the registry, shared by its policies. */
 interface ImageReads {
-  readonly discovery: ArtifactDiscovery;
+  readonly discovery: () => ArtifactDiscovery;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
 }
 
