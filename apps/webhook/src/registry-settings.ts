@@ -4,7 +4,7 @@
 // start), the cloud credential providers to enable and the KMS endpoints the operator allows.
 // Proxies come from the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), as for every Pod.
 import { readFileSync } from 'node:fs';
-import { CLOUD_PROVIDER_NAMES, type CloudProviderName, isCloudProviderName } from '@signet/verifier';
+import { CLOUD_PROVIDER_NAMES, type CloudProviderName, isCloudProviderName } from '@signet/registry';
 import { UsageError } from './errors.js';
 
 export interface RegistrySettings {

@@ -3,15 +3,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
-  CelWorkers,
   type CredentialSource,
   createCloudProviders,
   type FetchFunction,
-  ImageVerifier,
   RegistryClient,
   type RegistryError,
-  VerificationCache,
-} from '@signet/verifier';
+} from '@signet/registry';
+import { CelWorkers, ImageVerifier, VerificationCache } from '@signet/verifier';
 import { AdmissionService } from './admission/admission-service.js';
 import type { PullSecretLookup } from './admission/credentials.js';
 import type { ServeConfig } from './commands/serve-config.js';

@@ -4,22 +4,20 @@
 // core turns into the AdmissionResponse.
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
-import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from './artifacts.js';
-import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
-import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
+import type { CredentialSource, DigestRef, RegistryCall } from '@signet/registry';
 import {
-  consideredCount,
-  discoveryRequests,
-  inOtherFormat,
-  type OtherFormat,
-} from './policy/verify-authority.js';
+  ArtifactDiscovery,
+  type DiscoveryLimits,
+  fetchConfigFiles,
+  RegistryClient,
+  RegistryError,
+} from '@signet/registry';
+import type { DiscoveredArtifact } from './artifacts.js';
+import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
+import { findArtifacts } from './formats/discover.js';
+import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
+import { consideredCount, type OtherFormat, searchOf } from './policy/verify-authority.js';
 import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
-import { RegistryClient } from './registry/client.js';
-import { fetchConfigFiles } from './registry/config-files.js';
-import type { RegistryCall } from './registry/deadline.js';
-import { type DiscoveryLimits, discoverArtifacts } from './registry/discovery.js';
-import { RegistryError } from './registry/errors.js';
-import type { CredentialSource } from './registry/keychain.js';
 import { SignatureCheckError } from './sigstore/errors.js';
 import { TagCache } from './tag-cache.js';
 
@@ -140,18 +138,12 @@ export class ImageVerifier {
     const { registry, repository } = image.reference;
     const target: DigestRef = { registry, repository, digest };
     const client = this.#registry.withCredentials(options.credentials);
-    const discoveries = new Map<string, Promise<readonly DiscoveredArtifact[]>>();
-    const discover = (request: DiscoveryRequest, call: RegistryCall) => {
-      const key = JSON.stringify(request);
-      let found = discoveries.get(key);
-      if (found === undefined) {
-        found = discoverArtifacts(client, request, call, this.#options.discoveryLimits).then(
-          // Unusable candidates go on too: the authority reports them among what it rejected.
-          (d) => [...d.artifacts, ...d.skipped],
-        );
-        discoveries.set(key, found);
-      }
-      return found;
+    // Each distinct registry read once for the image, whichever policies and authorities ask;
+    // made on the first read (a verification answered from the cache reads nothing).
+    let shared: ArtifactDiscovery | undefined;
+    const discovery = () => {
+      shared ??= new ArtifactDiscovery(client, this.#options.discoveryLimits);
+      return shared;
     };
     // Read once per image, for the policies whose spec.policy asks for them (fetchConfigFile).
     let configs: Promise<Record<string, unknown>> | undefined;
@@ -161,7 +153,7 @@ export class ImageVerifier {
     };
     const checks = await Promise.all(
       image.policies.map((policy) =>
-        this.#checkPolicy(policy, target, { discover, configFiles }, options, started),
+        this.#checkPolicy(policy, target, { discovery, configFiles }, options, started),
       ),
     );
     return { verdict: verdictOf(image, checks), digest, checks };
@@ -174,7 +166,6 @@ export class ImageVerifier {
     options: VerifyOptions,
     started: number,
   ): Promise<PolicyCheck> {
-    const { discover } = reads;
     // The work runs under `call`: this request's, or (shared) that of the request that started it.
     const compute = async (call: RegistryCall): Promise<PolicyCheck> => {
       let inputs = options.specInputs;
@@ -192,11 +183,10 @@ export class ImageVerifier {
       const found = new Map<CompiledAuthority, readonly DiscoveredArtifact[] | SignatureCheckError>();
       await Promise.all(
         policy.compiled.authorities.map(async (authority) => {
+          if (authority.type === 'static') return;
           try {
-            const lists = await Promise.all(
-              discoveryRequests(authority, target).map((r) => discover(r, call)),
-            );
-            found.set(authority, lists.flat());
+            // Unusable candidates come too: the authority reports them among what it rejected.
+            found.set(authority, await findArtifacts(reads.discovery(), searchOf(authority), target, call));
           } catch (error) {
             found.set(authority, this.#unreadable(error, options, started));
           }
@@ -212,15 +202,15 @@ export class ImageVerifier {
         call.signal,
       );
       if (check.passed) return check;
-      // Nothing found: look once in the other format, so the denial can say what is there.
-      const elsewhere = await this.#elsewhere(policy.compiled, check, target, discover, call);
+      // Nothing found: look once in the other formats, so the denial can say what is there.
+      const elsewhere = await this.#elsewhere(policy.compiled, check, target, reads.discovery(), call);
       if (elsewhere.size === 0) return check;
       return verifyPolicy(
         policy.compiled,
         target.digest,
         artifactsFor,
         inputs,
-        (a) => elsewhere.get(a),
+        (a) => elsewhere.get(a) ?? [],
         call.signal,
       );
     };
@@ -235,33 +225,44 @@ export class ImageVerifier {
   }
 
   /**
-   * For each signer authority that found nothing, how many artifacts the image has in the format
+   * For each signer authority that found nothing, how many artifacts the image has in each format
    * it does not read. Only on the way to a denial; a registry failure here just means no hint.
    */
   async #elsewhere(
     compiled: CompiledAuthorities,
     check: PolicyCheck,
     target: DigestRef,
-    discover: ImageReads['discover'],
+    discovery: ArtifactDiscovery,
     call: RegistryCall,
-  ): Promise<Map<CompiledAuthority, OtherFormat>> {
+  ): Promise<Map<CompiledAuthority, readonly OtherFormat[]>> {
     const empty = new Set(
       check.authorities.flatMap((a) =>
         !a.passed && a.failure.code === 'NO_SIGNATURES' ? [a.authority] : [],
       ),
     );
-    const hints = new Map<CompiledAuthority, OtherFormat>();
+    const hints = new Map<CompiledAuthority, readonly OtherFormat[]>();
     await Promise.all(
       compiled.authorities.map(async (authority) => {
         if (authority.type === 'static' || !empty.has(authority.name)) return;
-        const other = inOtherFormat(authority);
-        try {
-          const lists = await Promise.all(discoveryRequests(other, target).map((r) => discover(r, call)));
-          const count = consideredCount(other, lists.flat());
-          if (count > 0) hints.set(authority, { format: other.signatureFormat, count });
-        } catch {
-          // no hint, the denial stays as it was
-        }
+        const held = await Promise.all(
+          authority.otherFormats.map(async (format): Promise<OtherFormat[]> => {
+            try {
+              // Each other format where it is stored by default (enable-oci11 widens only the
+              // authority's own formats, as policy-controller's does).
+              const search = {
+                ...searchOf(authority),
+                formats: [format],
+                settings: { oci11Referrers: false },
+              };
+              const artifacts = await findArtifacts(discovery, search, target, call);
+              const count = consideredCount(authority, artifacts, [format]);
+              return count > 0 ? [{ format, count }] : [];
+            } catch {
+              return []; // no hint from this format, the denial stays as it was
+            }
+          }),
+        );
+        if (held.flat().length > 0) hints.set(authority, held.flat());
       }),
     );
     return hints;
@@ -277,10 +278,7 @@ export class ImageVerifier {
 
 /** What one image's verification reads from the registry, shared by its policies. */
 interface ImageReads {
-  readonly discover: (
-    request: DiscoveryRequest,
-    call: RegistryCall,
-  ) => Promise<readonly DiscoveredArtifact[]>;
+  readonly discovery: () => ArtifactDiscovery;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
 }
 

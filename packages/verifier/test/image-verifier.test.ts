@@ -7,15 +7,14 @@ import { rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { parseReference } from '@signet/core';
+import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { type ImageVerification, ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { dispatchFetch } from '../src/net/request.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
-import { RegistryClient } from '../src/registry/client.js';
-import { ensureTestTools, loadTestbed, type Testbed } from './registry/helpers/testbed.js';
 import { clusterImagePolicy } from './support/policies.js';
+import { ensureTestTools, loadTestbed, type Testbed } from './support/registry-helpers.js';
 
 const SETUP_TIMEOUT = 30 * 60_000;
 

@@ -2,16 +2,14 @@
 // spec-level policies that read the admitted object (never cached), cancellation and
 // non-registry errors. The registry is an in-memory one behind a loopback HTTP server.
 import { parseReference } from '@signet/core';
+import type { RegistryError } from '@signet/registry';
+import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { dispatchFetch } from '../src/net/request.js';
 import { compileAuthorities } from '../src/policy/compile.js';
-import { RegistryClient } from '../src/registry/client.js';
-import type { RegistryError } from '../src/registry/errors.js';
-import { MemoryRegistry } from './registry/helpers/memory-registry.js';
-import { startServer, type TestServer } from './registry/helpers/server.js';
 import { clusterImagePolicy } from './support/policies.js';
+import { MemoryRegistry, startServer, type TestServer } from './support/registry-helpers.js';
 
 let server: TestServer;
 const memory = new MemoryRegistry();
@@ -109,6 +107,31 @@ describe('ImageVerifier', () => {
     const result = await run(verifier, [key]);
     expect(result.checks[0]).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
     expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it('keeps a denial as it was when the other formats cannot be read for its hint', async () => {
+    // The .sig tag answers (nothing there); the referrers, where a bundle would be, do not.
+    const verifier = new ImageVerifier({
+      registry: new RegistryClient({
+        insecureHosts: [host],
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        fetch: (url, init) => {
+          if (!url.pathname.endsWith('.sig')) throw new TypeError('socket exploded');
+          return dispatchFetch(url, init);
+        },
+      }),
+    });
+    const key = await compiled('hintless', [
+      {
+        key: {
+          data: '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEP/fX8ry2kIoyEAjBR0YvqhrvYxq1\nt42I0z+wQCrpmHAX4qEBkgWEl0KK8qWZ6//hyicnu33nPyN6QWZ+80WP0A==\n-----END PUBLIC KEY-----\n',
+        },
+      },
+    ]);
+    expect((await run(verifier, [key])).checks[0]).toMatchObject({
+      passed: false,
+      failure: { kind: 'policy', reason: 'no signature found' },
+    });
   });
 
   it('reads the config files once for the policies that fetch them, and fails as infrastructure when it cannot', async () => {

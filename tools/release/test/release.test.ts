@@ -74,6 +74,9 @@ function invocations(file: string, fixtures: Fixtures): readonly Invocation[] {
       ];
     case 'verify-kms.ts':
       return [{ args: [fixtures.kmsSigned, 'hashivault://release', host], env: fixtures.vaultEnv }];
+    case 'inspect.ts':
+      // @signet/registry's: the signed image by its repository and tag (team/app:v1).
+      return [{ args: [host, 'team/app', 'v1', host] }];
     default:
       return [{ args: [] }];
   }

@@ -12,7 +12,8 @@ import {
   validatingResponse,
 } from '@signet/core';
 import type { AdmissionRequest } from '@signet/k8s-types';
-import type { CredentialSource, ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
+import type { CredentialSource } from '@signet/registry';
+import type { ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
 import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/review.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';

@@ -3,7 +3,7 @@
 // read in the admitted object's namespace.
 import type { ImageCheck } from '@signet/core';
 import { type AdmissionRequest, podSpecOf, workloadForKind } from '@signet/k8s-types';
-import { type CredentialSource, credentialsFromSecret, Keychain } from '@signet/verifier';
+import { type CredentialSource, credentialsFromSecret, Keychain } from '@signet/registry';
 import type { Logger } from '../logger.js';
 import type { SnapshotPolicy } from '../policy/policy-store.js';
 

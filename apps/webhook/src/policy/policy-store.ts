@@ -143,7 +143,6 @@ function brokenAuthorities(policy: CompiledPolicy, problem: string): CompiledAut
         name: 'policy-error',
         index: 0,
         sources: [],
-        signatureFormat: 'legacy',
         attestations: [],
       },
     ],

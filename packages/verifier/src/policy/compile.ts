@@ -16,7 +16,8 @@ import {
   policyModeOf,
   type Source,
 } from '@signet/k8s-types';
-import type { RepositoryRef } from '../artifacts.js';
+import type { RepositoryRef } from '@signet/registry';
+import { SIGNATURE_FORMATS, type SignatureFormat, type SignatureFormats } from '../formats/index.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
 import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
@@ -71,6 +72,8 @@ export interface CompileContext {
   readonly offline?: boolean;
   /** policy-controller's `enable-oci11` (its ConfigMap's switch): legacy-format authorities also read OCI 1.1 referrers. */
   readonly enableOCI11?: boolean;
+  /** The signature formats authorities choose from, and hints look in (default `SIGNATURE_FORMATS`). */
+  readonly formats?: SignatureFormats;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -97,9 +100,11 @@ interface AuthorityBase {
   readonly name: string;
   readonly index: number;
   readonly sources: readonly AuthoritySource[];
-  /** Which artifacts the authority considers: legacy `.sig`/`.att` tags, or Sigstore bundle referrers. */
-  readonly signatureFormat: 'legacy' | 'bundle';
-  /** Legacy format only: also look among OCI 1.1 referrers (`enable-oci11`). */
+  /**
+   * policy-controller's `enable-oci11`: the formats an authority reads also look among OCI 1.1
+   * referrers where they can (the legacy format: cosign's experimental signature referrers,
+   * in-toto attestation referrers).
+   */
   readonly oci11Referrers?: boolean;
   /** Wanted attestations; an authority with none verifies signatures instead. */
   readonly attestations: readonly CompiledAttestation[];
@@ -121,6 +126,10 @@ export type StaticAuthority = AuthorityBase & {
 
 export type SignerAuthority = AuthorityBase & {
   readonly type: 'key' | 'keyless';
+  /** The signature formats whose artifacts count (`signatureFormat`, or the defaults). */
+  readonly formats: readonly SignatureFormat[];
+  /** Every other registered format: read only to say, on a denial, what the image has there. */
+  readonly otherFormats: readonly SignatureFormat[];
   readonly requirements: Requirements;
   readonly state: SignerState;
 };
@@ -192,8 +201,7 @@ async function compileAuthority(
     name,
     index,
     sources: compileSources(authority.source ?? [], site),
-    signatureFormat: authority.signatureFormat ?? 'legacy',
-    oci11Referrers: context.enableOCI11 === true && (authority.signatureFormat ?? 'legacy') === 'legacy',
+    oci11Referrers: context.enableOCI11 === true,
     attestations: await Promise.all(
       (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
     ),
@@ -206,6 +214,7 @@ async function compileAuthority(
       message: authority.static.message,
     });
   }
+  const formats = formatsOf(authority, site, context);
   const keyContext: KeyRefContext = {
     lookupSecret: context.lookupSecret,
     secretNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
@@ -216,7 +225,26 @@ async function compileAuthority(
   const requirements = requirementsOf(authority);
   const type = authority.key !== undefined ? 'key' : 'keyless';
   const state = await signerState(authority, signer, requirements, resolver);
-  return Object.freeze({ ...base, type, requirements, state });
+  return Object.freeze({ ...base, type, ...formats, requirements, state });
+}
+
+/** The formats `authority` reads, and the others, from the registered formats. */
+function formatsOf(
+  authority: Authority,
+  site: PolicySite,
+  context: CompileContext,
+): Pick<SignerAuthority, 'formats' | 'otherFormats'> {
+  const registered = context.formats ?? SIGNATURE_FORMATS;
+  const formats = registered.select(authority.signatureFormat);
+  if (formats === undefined) {
+    const known = registered.all.map((format) => format.name).join(', ');
+    throw new PolicyCompileError(
+      'UNSUPPORTED_SIGNATURE_FORMAT',
+      { ...site, path: `${site.path}.signatureFormat` },
+      `${JSON.stringify(authority.signatureFormat)} is not a signature format this verifier reads (${known})`,
+    );
+  }
+  return { formats, otherFormats: registered.others(formats) };
 }
 
 async function signerState(

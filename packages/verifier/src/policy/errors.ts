@@ -22,6 +22,8 @@ export type PolicyCompileCode =
   | 'INVALID_CEL'
   /** A `source[].oci` that is not a repository name. */
   | 'INVALID_SOURCE'
+  /** A `signatureFormat` that is not registered (`CompileContext.formats`). */
+  | 'UNSUPPORTED_SIGNATURE_FORMAT'
   /** An authority that no parser should have let through (no key, keyless or static). */
   | 'INVALID_AUTHORITY';
 

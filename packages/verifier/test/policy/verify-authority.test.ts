@@ -3,12 +3,14 @@
 import { type AuthorityResult, describeCause, type PolicyVerdict } from '@signet/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FoundArtifact } from '../../src/artifacts.js';
+import { bundleFormat } from '../../src/formats/bundle.js';
+import { legacyFormat } from '../../src/formats/legacy.js';
 import { type CompiledAuthorities, compileAuthorities } from '../../src/policy/compile.js';
 import type { AuthorityCheck } from '../../src/policy/results.js';
 import {
   consideredCount,
   discoveryRequests,
-  inOtherFormat,
+  type OtherFormat,
   verifyAuthority,
 } from '../../src/policy/verify-authority.js';
 import { type PolicyCheck, verifyPolicy } from '../../src/policy/verify-policy.js';
@@ -503,13 +505,30 @@ describe('discovery requests', () => {
         image,
         signatureRepository: { registry: 'registry.example', repository: 'sigs' },
         tagPrefix: 'x-',
-        legacySignatures: true,
-        legacyAttestations: false,
-        bundles: false,
+        query: {
+          kind: 'digest-tag',
+          suffix: 'sig',
+          mediaType: 'application/vnd.dev.cosign.simplesigning.v1+json',
+        },
       },
     ]);
-    expect(att).toEqual([{ image, legacySignatures: false, legacyAttestations: true, bundles: false }]);
-    expect(bundle).toEqual([{ image, legacySignatures: false, legacyAttestations: false, bundles: true }]);
+    expect(att).toEqual([
+      {
+        image,
+        query: { kind: 'digest-tag', suffix: 'att', mediaType: 'application/vnd.dsse.envelope.v1+json' },
+      },
+    ]);
+    expect(bundle).toEqual([
+      {
+        image,
+        query: {
+          kind: 'referrers',
+          artifactType: { startsWith: 'application/vnd.dev.sigstore.bundle' },
+          confirmedAs: 'Sigstore bundle',
+          layers: { pick: 'one', mediaTypePrefix: 'application/vnd.dev.sigstore.bundle', name: 'bundle' },
+        },
+      },
+    ]);
     expect(none).toEqual([]);
   });
 });
@@ -608,14 +627,16 @@ describe('what the other format holds', () => {
   it('says how many signatures or attestations the image has in the format the authority does not read', async () => {
     const [authority] = (await compile([{ key: { data: RELEASE_PEM } }])).authorities;
     if (authority === undefined || authority.type === 'static') throw new Error('unreachable');
-    const reason = async (elsewhere: { format: 'legacy' | 'bundle'; count: number } | undefined) => {
+    const reason = async (elsewhere: readonly OtherFormat[]) => {
       const check = await verifyAuthority(authority, DIGEST, [], elsewhere);
       return check.passed ? '' : check.failure.reason;
     };
-    expect(await reason(undefined)).toBe('no signature found');
-    expect(await reason({ format: 'bundle', count: 2 })).toMatch(/the image has 2 Sigstore bundles \(/);
-    expect(await reason({ format: 'legacy', count: 3 })).toMatch(/the image has 3 legacy signatures \(/);
-    expect(consideredCount(inOtherFormat(authority), [keyedSignature()])).toBe(0);
+    expect(await reason([])).toBe('no signature found');
+    expect(await reason([{ format: bundleFormat, count: 2 }])).toMatch(/the image has 2 Sigstore bundles \(/);
+    expect(await reason([{ format: legacyFormat, count: 3 }])).toMatch(
+      /the image has 3 legacy signatures \(/,
+    );
+    expect(consideredCount(authority, [keyedSignature()], authority.otherFormats)).toBe(0);
     expect(consideredCount(authority, [keyedSignature()])).toBe(1);
   });
 });
