@@ -6,10 +6,12 @@ import { describeCause } from '@signet/core';
 import type { AdmissionRequest, KubeObject } from '@signet/k8s-types';
 import type { AuthorityCheck, ImageVerification, PolicyCheck } from '@signet/verifier';
 import { stringify } from 'yaml';
+import { type Admission, oneShotAdmission } from '../admission/assemble-admission.js';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
 import { judgeCreate } from '../admission/judge-create.js';
 import { type AuditResult, findingsOf, worstOf } from '../audit/findings.js';
 import { readManifests, readStdin } from '../audit/manifests.js';
+import type { Command } from '../cli/command.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   DOCKER_CONFIG_FLAG,
@@ -24,23 +26,19 @@ import {
   REGISTRY_CA_FLAG,
 } from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
-import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import type { FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
-import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
-import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
-import { mergePolicyObjects } from '../policy/policy-objects.js';
-import { compileSnapshot } from '../policy/policy-store.js';
+import { readPolicyFiles } from '../policy/policy-file.js';
 import { registrySettingsFrom } from '../registry-settings.js';
-import { type Admission, assembleAdmission } from '../signet.js';
 import { RegistryProgress } from './registry-progress.js';
 
 const OUTPUTS = ['text', 'json', 'yaml'] as const;
 
-export const VERIFY_COMMAND: CommandSpec = {
+export const VERIFY_COMMAND: Command = {
   name: 'verify',
   summary:
     'signet verify: check an image, or the workloads of manifests, against policy YAML as the webhook would admit them (exit 0 admitted, 1 denied by policy, 3 could not be checked, 2 bad input).',
@@ -65,6 +63,7 @@ export const VERIFY_COMMAND: CommandSpec = {
       description: 'time allowed per object',
     },
   ],
+  run: ({ positionals, values, stdout, stderr }) => runVerify(positionals, values, stdout, stderr),
 };
 
 interface VerifyValues {
@@ -199,23 +198,16 @@ async function loadAdmission(
   unresolved: UnresolvedTags,
 ): Promise<Admission> {
   const registries = registrySettingsFrom(values);
-  const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
-  requireUsablePolicyFiles(loaded);
-  // The engines' worker threads do not keep the process alive once the command is done; KMS keys
-  // are fetched once, with the SDKs' default credentials, as `signet serve` does.
-  const { snapshot, problems } = await compileSnapshot(loaded, {
-    namespace,
-    engines: new WebhookPolicyEngines(createLogger({ level: 'silent' })),
-    fetchRemotePolicy: remotePolicies(registries),
-    kmsKeys: kmsKeyStore(registries),
-    remoteRoots: remoteTrustRoots(registries),
-  });
-  for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
-  if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
+  const objects = await readPolicyFiles(files, namespace);
   const keychain = dockerCredentials(values['docker-config']);
-  const admission = assembleAdmission({
-    logger: createLogger({ level: 'silent' }),
+  const logger = createLogger({ level: 'silent' });
+  return oneShotAdmission(objects, {
+    logger,
     metrics: new SignetMetrics({ defaultMetrics: false }),
+    namespace,
+    // Their worker threads do not keep the process alive once the command is done.
+    engines: new WebhookPolicyEngines(logger),
+    onProblem: (problem) => note(`warning: ${problem.object}: ${problem.message}`),
     insecureRegistries: registries.insecureRegistries,
     registries,
     registryFetch: progress.wrap(),
@@ -223,8 +215,6 @@ async function loadAdmission(
     onUnresolvedTag: unresolved.record,
     ...(keychain ? { credentials: keychain } : {}),
   });
-  admission.store.install(admission.store.begin(), snapshot);
-  return admission;
 }
 
 /** Mutate, apply the patch, validate: what the API server does with a CREATE. */

@@ -28,7 +28,7 @@ import {
   parseClusterImagePolicy,
   parseTrustRoot,
 } from '@signet/k8s-types';
-import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/admission-app.js';
+import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/review.js';
 import type { PolicyObjects } from './policy-objects.js';
 import { type CompileOptions, compileSnapshot, type PolicySnapshot } from './policy-store.js';
 import type { ValidationCapacity } from './validation-capacity.js';
@@ -145,7 +145,7 @@ async function checkPolicy(
   const candidate: PolicyObjects = { ...view, policies: [policy], unreadable: [], problems: [] };
   const snapshot = await compileChecked(candidate, options, context, false);
   if (isOutcome(snapshot)) return snapshot;
-  const record = snapshot.set.policies[0];
+  const record = snapshot.policySet.policies[0];
   if (record === undefined) return admitted('compiled');
   if (record.broken !== undefined) {
     // Offline, nothing is fetched: what may pass is an engine that failed (out of time or memory).
@@ -153,7 +153,7 @@ async function checkPolicy(
       return notChecked('not-checked-engine', 503, 'ServiceUnavailable', `${record.broken}; try again`);
     return refused(record.broken);
   }
-  const warnings = record.verify.compiled.authorities.flatMap((a) =>
+  const warnings = record.toVerify.compiled.authorities.flatMap((a) =>
     a.type !== 'static' && a.state.kind === 'unavailable' && a.state.reason.code !== 'NOT_FETCHED'
       ? [
           `authority ${JSON.stringify(a.name)}: ${a.state.reason.message}: images it matches fail it until that exists`,
