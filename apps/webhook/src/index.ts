@@ -12,6 +12,7 @@ export {
   renewalTime,
 } from './certificates.js';
 export { main } from './cli/main.js';
+export type { ServeConfig } from './config.js';
 export {
   type AdmissionApp,
   type AdmissionAppOptions,
