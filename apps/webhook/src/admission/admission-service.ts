@@ -18,8 +18,8 @@ import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/review.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';
-import { admissionCredentials, type PullSecretLookup } from './credentials.js';
 import { ConcurrencyLimit } from './limit.js';
+import { admissionCredentials, type PullSecretLookup } from './pull-secret-keychain.js';
 
 export interface AdmissionServiceOptions {
   readonly store: PolicyStore;
@@ -264,7 +264,7 @@ export class AdmissionService {
           path: check.target.path,
           image: check.target.image,
           reference: check.reference,
-          policies: check.policies.map((policy) => policy.verify),
+          policies: check.policies.map((policy) => policy.toVerify),
         },
         {
           ...callOptions(context, credentials),

@@ -5,12 +5,14 @@
 import type { Writable } from 'node:stream';
 import type { KubeObject } from '@signet/k8s-types';
 import { stringify } from 'yaml';
+import { oneShotAdmission } from '../admission/assemble-admission.js';
 import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
 import { auditTable } from '../audit/audit-table.js';
 import { auditSubjectsWith } from '../audit/auditor.js';
 import { readManifests, readStdin } from '../audit/manifests.js';
 import { ProgressLine, verificationCounts } from '../audit/progress.js';
 import { auditSubjects } from '../audit/subjects.js';
+import type { Command } from '../cli/command.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   CONTEXT_FLAG,
@@ -30,23 +32,21 @@ import {
   signetNamespaceFlag,
 } from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
-import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import type { FlagValues } from '../cli/flags.js';
+import type { RegistrySettings } from '../config.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { KubeApiError, statusOf } from '../kube/kube-errors.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
-import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
-import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
-import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
-import { compileSnapshot } from '../policy/policy-store.js';
-import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
-import { assembleAdmission } from '../signet.js';
+import { readPolicyFiles } from '../policy/policy-file.js';
+import type { PolicyObjects } from '../policy/policy-objects.js';
+import { registrySettingsFrom } from '../registry-settings.js';
 
 const OUTPUTS = ['table', 'json', 'yaml'] as const;
 
-export const AUDIT_COMMAND: CommandSpec = {
+export const AUDIT_COMMAND: Command = {
   name: 'audit',
   summary:
     'signet audit: judge every workload and running Pod as if its namespace were opted in (exit 0 nothing would be denied, 1 something fails policy, 3 something could not be checked, 2 bad input).',
@@ -103,6 +103,7 @@ export const AUDIT_COMMAND: CommandSpec = {
     },
     { name: 'quiet', short: 'q', type: 'boolean', description: 'no progress lines on stderr' },
   ],
+  run: ({ values, stdout, stderr }) => runAudit(values, stdout, stderr),
 };
 
 interface AuditValues {
@@ -193,33 +194,23 @@ async function auditWith(
   out: Writable,
   err: Writable,
 ): Promise<number> {
-  const note = (line: string) => err.write(`${line}\n`);
-  const { snapshot, problems } = await compileSnapshot(policies, {
+  const metrics = new SignetMetrics({ defaultMetrics: false });
+  const keychain = dockerCredentials(values['docker-config']);
+  const admission = await oneShotAdmission(policies, {
+    logger: createLogger({ level: 'silent' }),
+    metrics,
     namespace: settings.signetNamespace,
     maxExceptionLifetimeMs: settings.exceptionMaxLifetimeMs,
     engines,
-    fetchRemotePolicy: remotePolicies(settings.registries),
-    // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.
-    kmsKeys: kmsKeyStore(settings.registries),
-    remoteRoots: remoteTrustRoots(settings.registries),
-  });
-  for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
-  if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
-  const { objects, namespaces } = await objectsToAudit(values, settings, kube);
-  const subjects = auditSubjects(objects, { namespace: 'default' });
-
-  const metrics = new SignetMetrics({ defaultMetrics: false });
-  const keychain = dockerCredentials(values['docker-config']);
-  const admission = assembleAdmission({
-    logger: createLogger({ level: 'silent' }),
-    metrics,
+    onProblem: (problem) => err.write(`warning: ${problem.object}: ${problem.message}\n`),
     insecureRegistries: settings.registries.insecureRegistries,
     registries: settings.registries,
     resolveDigests: true,
     ...(kube ? { pullSecrets: kube.pullSecrets } : {}),
     ...(keychain ? { credentials: keychain } : {}),
   });
-  admission.store.install(admission.store.begin(), snapshot);
+  const { objects, namespaces } = await objectsToAudit(values, settings, kube);
+  const subjects = auditSubjects(objects, { namespace: 'default' });
   const progress = values.quiet ? undefined : new ProgressLine(err, () => verificationCounts(metrics));
   const audited = await auditSubjectsWith(subjects, {
     service: admission.service,
@@ -267,11 +258,7 @@ function format(report: AuditReport, output: string): string {
 async function policiesFromFiles(settings: AuditSettings): Promise<PolicyObjects> {
   if (settings.policyFiles.length === 0)
     throw new UsageError('auditing manifests needs --policy-file, or --kubeconfig to read the policies');
-  const loaded = mergePolicyObjects(
-    await Promise.all(settings.policyFiles.map((f) => loadPolicyFile(f, settings.signetNamespace))),
-  );
-  requireUsablePolicyFiles(loaded);
-  return loaded;
+  return readPolicyFiles(settings.policyFiles, settings.signetNamespace);
 }
 
 type Kube = Awaited<ReturnType<typeof loadKube>>;
@@ -283,7 +270,7 @@ async function loadKube(kubeconfig: string | undefined, context: string | undefi
       import('../kube/kube-api.js'),
       import('../audit/cluster-inventory.js'),
       import('../kube/cluster-source.js'),
-      import('../kube/pull-secrets.js'),
+      import('../kube/pull-secret-lookup.js'),
     ]);
   const api = openKubeApi({ kubeconfig, context });
   return {

@@ -1,3 +1,4 @@
+import type { Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
 import { collectPolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
 import type { KubeApi } from './kube-api.js';
@@ -65,7 +66,8 @@ function asApiJson(page: ListPage<unknown>): ListPage<WatchedObject> {
  * watch), and hands a complete snapshot to `onChange` after each burst of changes. `synced`
  * resolves after the first complete list of everything (readiness waits for it).
  */
-export class ClusterPolicySource {
+export class ClusterPolicySource implements Part {
+  readonly name = 'policy watches';
   readonly #options: ClusterPolicySourceOptions;
   readonly #collections: Collection[] = [];
   #resolveSynced: (() => void) | undefined;

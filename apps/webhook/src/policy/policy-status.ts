@@ -66,7 +66,7 @@ function policyCondition(policy: SnapshotPolicy): ReadyCondition {
       message: clip(`${policy.broken}${retry}; ${consequence(policy)}`),
     };
   }
-  const { authorities } = policy.verify.compiled;
+  const { authorities } = policy.toVerify.compiled;
   const unavailable = authorities.flatMap((a) =>
     a.type !== 'static' && a.state.kind === 'unavailable'
       ? [`authority ${a.name}: ${a.state.reason.message}`]
@@ -103,7 +103,7 @@ function trustRootCondition(state: TrustRootState): ReadyCondition {
 
 /** The status of every ClusterImagePolicy and TrustRoot the snapshot was compiled from. */
 export function desiredStatuses(snapshot: PolicySnapshot): DesiredStatus[] {
-  const policies = snapshot.set.policies.map(
+  const policies = snapshot.policySet.policies.map(
     (policy): DesiredStatus => ({
       kind: 'ClusterImagePolicy',
       name: policy.name,
@@ -111,7 +111,7 @@ export function desiredStatuses(snapshot: PolicySnapshot): DesiredStatus[] {
       condition: policyCondition(policy),
       annotations:
         policy.broken === undefined
-          ? { [AUTHORITIES_ANNOTATION]: clip(authorityList(policy.verify.compiled.authorities)) }
+          ? { [AUTHORITIES_ANNOTATION]: clip(authorityList(policy.toVerify.compiled.authorities)) }
           : {},
     }),
   );

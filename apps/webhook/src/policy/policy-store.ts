@@ -41,7 +41,8 @@ import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-ob
  * and the verifier's half (authorities, revision), in one record so nothing is joined by name.
  */
 export interface SnapshotPolicy extends CompiledPolicy {
-  readonly verify: PolicyToVerify;
+  /** The policy as the verifier takes it: its compiled authorities and revision. */
+  readonly toVerify: PolicyToVerify;
   /** Why the policy cannot be enforced as written; it then denies what it matches, saying so. */
   readonly broken: string | undefined;
   /**
@@ -63,7 +64,8 @@ export interface TrustRootState {
 
 /** Everything an admission needs about policies, compiled once per change and swapped atomically. */
 export interface PolicySnapshot {
-  readonly set: PolicySet<SnapshotPolicy>;
+  /** The policies, sorted by name, as core matches them (with the no-match policy). */
+  readonly policySet: PolicySet<SnapshotPolicy>;
   readonly config: PolicyControllerConfig;
   /** Policies that exist but cannot be enforced as written: they deny what they match. */
   readonly broken: ReadonlyMap<string, string>;
@@ -247,7 +249,7 @@ async function compileRecord(
     brokenKind: SnapshotPolicy['brokenKind'],
   ): SnapshotPolicy => ({
     ...matcher,
-    verify: { name: matcher.name, mode: matcher.mode, revision, compiled },
+    toVerify: { name: matcher.name, mode: matcher.mode, revision, compiled },
     broken,
     brokenKind,
     generation: source.metadata.generation,
@@ -380,7 +382,7 @@ export async function compileSnapshot(
   );
   return {
     snapshot: {
-      set,
+      policySet: set,
       config: objects.config,
       broken,
       trustRoots,

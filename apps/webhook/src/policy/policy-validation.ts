@@ -28,7 +28,7 @@ import {
   parseClusterImagePolicy,
   parseTrustRoot,
 } from '@signet/k8s-types';
-import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/admission-app.js';
+import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/review.js';
 import { exceptionProblems, isNamespacedPolicyKind, readImagePolicy } from './namespaced-validation.js';
 import type { PolicyObjects } from './policy-objects.js';
 import {
@@ -158,7 +158,7 @@ async function checkPolicy(
   };
   const snapshot = await compileChecked(candidate, options, context, false);
   if (isOutcome(snapshot)) return snapshot;
-  return compiledOutcome(snapshot.set.policies[0]);
+  return compiledOutcome(snapshot.policySet.policies[0]);
 }
 
 /** The answer for a policy compiled as the running snapshot would: refused only if it cannot be enforced. */
@@ -170,7 +170,7 @@ function compiledOutcome(record: SnapshotPolicy | undefined): ReviewOutcome {
       return notChecked('not-checked-engine', 503, 'ServiceUnavailable', `${record.broken}; try again`);
     return refused(record.broken);
   }
-  const warnings = record.verify.compiled.authorities.flatMap((a) =>
+  const warnings = record.toVerify.compiled.authorities.flatMap((a) =>
     a.type !== 'static' && a.state.kind === 'unavailable' && a.state.reason.code !== 'NOT_FETCHED'
       ? [
           `authority ${JSON.stringify(a.name)}: ${a.state.reason.message}: images it matches fail it until that exists`,
@@ -230,7 +230,7 @@ async function checkImagePolicy(
   };
   const snapshot = await compileChecked(candidate, options, context, false);
   if (isOutcome(snapshot)) return snapshot;
-  return compiledOutcome(snapshot.set.namespaced.get(policy.metadata.namespace)?.[0]);
+  return compiledOutcome(snapshot.policySet.namespaced.get(policy.metadata.namespace)?.[0]);
 }
 
 /** An ImagePolicyException: refused without a reason, expired, or living longer than allowed. */

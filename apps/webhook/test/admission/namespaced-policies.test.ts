@@ -206,7 +206,7 @@ async function exceptionUses(): Promise<string> {
 
 describe('signet serve --policy-file enforces ImagePolicies and exceptions', () => {
   it('loads the namespace policies beside the cluster ones', () => {
-    const set = signet.store.current?.set;
+    const set = signet.store.current?.policySet;
     expect(set?.policies.map((p) => p.name)).toEqual(['release']);
     expect([...(set?.namespaced.keys() ?? [])]).toEqual(['team-a']);
     expect(set?.namespaced.get('team-a')?.map((p) => [p.name, p.broken])).toEqual([['team-a/ci', undefined]]);

@@ -5,7 +5,7 @@
 import { decideAdmission, matchSubjectOf } from '@signet/core';
 import { describe, expect, it } from 'vitest';
 import { createRequestFor } from '../../src/admission/create-request.js';
-import { admissionCredentials, type PullSecretLookup } from '../../src/admission/credentials.js';
+import { admissionCredentials, type PullSecretLookup } from '../../src/admission/pull-secret-keychain.js';
 import { createLogger } from '../../src/logger.js';
 import { parsePolicyYaml } from '../../src/policy/policy-file.js';
 import { compileSnapshot } from '../../src/policy/policy-store.js';

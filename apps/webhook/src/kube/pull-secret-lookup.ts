@@ -1,4 +1,4 @@
-import type { PullSecretLookup } from '../admission/credentials.js';
+import type { PullSecretLookup } from '../admission/pull-secret-keychain.js';
 import type { KubeApi } from './kube-api.js';
 import { statusOf } from './kube-errors.js';
 import { apiJson } from './lists.js';
