@@ -98,7 +98,12 @@ export async function startSignet(
   const ports = new Ports({
     http,
     admission,
-    policyHandler: policyValidator({ view: policies.view, compile, capacity: pools.capacity }),
+    policyHandler: policyValidator({
+      view: policies.view,
+      compile,
+      capacity: pools.capacity,
+      readsInputsByReference: kube !== undefined,
+    }),
     certificate,
     clientAuth,
     config,

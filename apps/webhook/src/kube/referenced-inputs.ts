@@ -79,7 +79,8 @@ export class ReferencedInputs {
     for (const [key, reference] of wanted) {
       index += 1;
       const refused = refusal(reference, index, max);
-      if (this.#entries.get(key)?.refused === refused) continue;
+      const known = this.#entries.get(key);
+      if (known !== undefined && known.refused === refused) continue;
       this.#entries.set(key, {
         reference,
         read: refused !== undefined,
