@@ -885,6 +885,35 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
           'reason=PolicyExempted',
         ]);
         expect(events.items.length).toBeGreaterThan(0);
+        // What Signet's ServiceAccount may do in a team's namespace: read by name, never list.
+        const account = (
+          await kind().getJson<{ spec: { template: { spec: { serviceAccountName: string } } } }>([
+            'deployment',
+            SIGNET_DEPLOYMENT,
+            '-n',
+            SIGNET_NAMESPACE,
+          ])
+        ).spec.template.spec.serviceAccountName;
+        const can = async (...args: string[]) =>
+          (
+            await kind().kubectl([
+              'auth',
+              'can-i',
+              ...args,
+              '-n',
+              TEAM_B,
+              '--as',
+              `system:serviceaccount:${SIGNET_NAMESPACE}:${account}`,
+            ])
+          ).stdout.trim();
+        expect(await can('get', 'secrets')).toBe('yes');
+        expect(await can('get', 'configmaps')).toBe('yes');
+        expect(await can('list', 'secrets')).toBe('no');
+        expect(await can('watch', 'configmaps')).toBe('no');
+        expect(await can('update', 'imagepolicyexceptions.policy.signet.dev', '--subresource=status')).toBe(
+          'yes',
+        );
+        expect(await can('update', 'imagepolicyexceptions.policy.signet.dev')).toBe('no');
         expect(Date.now(), 'the checks before the expiry took too long').toBeLessThan(expiresAt - 1_000);
 
         // At the expiry, with no controller in the loop: the same image is denied at once.

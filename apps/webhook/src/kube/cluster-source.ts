@@ -258,12 +258,16 @@ export class ClusterPolicySource implements Part {
     return [...watched, ...this.#inputs.objects()];
   }
 
-  /** True when every Secret and ConfigMap the ImagePolicies reference has been read. */
+  /**
+   * True when every Secret and ConfigMap the ImagePolicies reference has been read (those of the
+   * webhook's own namespace are watched already).
+   */
   #inputsRead(): boolean {
     const imagePolicies = this.#collections
       .filter(({ kind }) => kind === 'ImagePolicy')
       .flatMap(({ watched }) => watched.objects());
-    return this.#inputs.want(referencedInputsOf(imagePolicies));
+    const { namespace } = this.#options;
+    return this.#inputs.want(referencedInputsOf(imagePolicies).filter((r) => r.namespace !== namespace));
   }
 
   async #servedPolicyVersion(): Promise<'v1beta1' | 'v1alpha1'> {

@@ -124,11 +124,6 @@ export class ReferencedInputs {
     this.#queue.clear();
   }
 
-  /** Resolves when no read is under way (tests). */
-  async idle(): Promise<void> {
-    while (this.#pumping) await this.#pumping;
-  }
-
   #schedule(): void {
     if (this.#stopped) return;
     const base = this.#options.refreshMs ?? 30_000;
