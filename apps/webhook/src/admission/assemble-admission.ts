@@ -19,7 +19,7 @@ import { policyApplier } from '../policy/policy-applier.js';
 import type { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import type { PolicyObjects, PolicyProblem } from '../policy/policy-objects.js';
 import { PolicyStore } from '../policy/policy-store.js';
-import { AdmissionService } from './admission-service.js';
+import { AdmissionService, type AdmissionServiceOptions } from './admission-service.js';
 import type { PullSecretLookup } from './pull-secret-keychain.js';
 
 /** What admission needs, without servers: `signet serve` puts it behind HTTPS, `signet verify` calls it. */
@@ -45,6 +45,8 @@ export interface AdmissionSettings {
   readonly credentials?: CredentialSource;
   /** Told why a tag could not be pinned (`signet verify` prints it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
+  /** Told the exceptions each admitted request used (the server records Events). */
+  readonly onExceptionUses?: AdmissionServiceOptions['onExceptionUses'];
 }
 
 /** An admission with an empty policy store: policies are installed as they are compiled. */
@@ -73,6 +75,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     ...(settings.pullSecrets ? { pullSecrets: settings.pullSecrets } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
     ...(settings.onUnresolvedTag ? { onUnresolvedTag: settings.onUnresolvedTag } : {}),
+    ...(settings.onExceptionUses ? { onExceptionUses: settings.onExceptionUses } : {}),
   });
   return { store, verifier, service };
 }

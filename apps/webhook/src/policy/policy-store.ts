@@ -71,6 +71,11 @@ export interface PolicySnapshot {
   readonly broken: ReadonlyMap<string, string>;
   /** Every TrustRoot object by name, parsed or not, and whether it loads. */
   readonly trustRoots: ReadonlyMap<string, TrustRootState>;
+  /**
+   * ImagePolicyExceptions that apply to nothing because they do not parse or compile, by
+   * `namespace/name`, with why (for their status).
+   */
+  readonly unusableExceptions: ReadonlyMap<string, UnusableException>;
   readonly loadedAt: Date;
   /** What must be verified for a decision, each image with the records of the policies it must pass. */
   checksFor(
@@ -80,6 +85,12 @@ export interface PolicySnapshot {
   ): ImageCheck<SnapshotPolicy>[];
   /** The policies one image must pass in the context of `subject`, exceptions valid at `now` removed. */
   match(reference: ImageReference, subject: MatchSubject, now?: number): PolicyMatch<SnapshotPolicy>;
+}
+
+/** An ImagePolicyException that applies to nothing as written, and why. */
+export interface UnusableException {
+  readonly message: string;
+  readonly generation: number | undefined;
 }
 
 export interface CompileOptions {
@@ -292,6 +303,7 @@ function compileExceptions(objects: PolicyObjects, problems: PolicyProblem[]): C
         ref: { apiVersion: exception.apiVersion, kind: exception.kind, name, namespace },
         message: error.message,
         cause: error,
+        ...(exception.metadata.generation === undefined ? {} : { generation: exception.metadata.generation }),
       });
       return [];
     }
@@ -386,6 +398,7 @@ export async function compileSnapshot(
       config: objects.config,
       broken,
       trustRoots,
+      unusableExceptions: unusableExceptions(problems),
       loadedAt: options.now?.() ?? new Date(),
       checksFor: (decision, subject, plan) => planChecks(decision, set, subject, plan),
       match: (reference, subject, now) => matchPolicies(set, reference, subject, now),
@@ -393,6 +406,16 @@ export async function compileSnapshot(
     problems,
     retry,
   };
+}
+
+/** The exceptions the problems are about (they do not parse, or their globs do not compile). */
+function unusableExceptions(problems: readonly PolicyProblem[]): Map<string, UnusableException> {
+  const unusable = new Map<string, UnusableException>();
+  for (const { ref, message, generation } of problems) {
+    if (ref?.kind !== 'ImagePolicyException' || ref.namespace === undefined) continue;
+    unusable.set(`${ref.namespace}/${ref.name}`, { message, generation });
+  }
+  return unusable;
 }
 
 /**

@@ -39,7 +39,8 @@ export interface PolicySite {
 /**
  * A ClusterImagePolicy cannot be enforced as written. The message names the policy, the field
  * path and the authority or attestation: `ClusterImagePolicy "p": spec.authorities[0] (authority
- * "a"): ...`.
+ * "a"): ...`; a namespace's ImagePolicy, compiled as one, by its `namespace/name` (a
+ * ClusterImagePolicy's name has no `/`): `ImagePolicy "shop/release": ...`.
  */
 export class PolicyCompileError extends Error {
   override readonly name = 'PolicyCompileError';
@@ -51,7 +52,7 @@ export class PolicyCompileError extends Error {
 
   constructor(code: PolicyCompileCode, where: PolicySite, problem: string, options?: ErrorOptions) {
     super(
-      `ClusterImagePolicy ${JSON.stringify(where.policy)}: ${where.path} (${where.label}): ${problem}`,
+      `${where.policy.includes('/') ? 'ImagePolicy' : 'ClusterImagePolicy'} ${JSON.stringify(where.policy)}: ${where.path} (${where.label}): ${problem}`,
       options,
     );
     this.code = code;

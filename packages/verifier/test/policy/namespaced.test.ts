@@ -100,6 +100,8 @@ describe('compileImagePolicyAuthorities', () => {
       context,
     );
     expect(foreign.message).toContain('spec.authorities[0].key.secretRef.namespace');
+    // Named as what it is (a ClusterImagePolicy's name never has a `/`).
+    expect(foreign.message).toMatch(/^ImagePolicy "team-a\/ci": spec\.authorities\[0\]/);
   });
 
   it('reads ConfigMaps of its own namespace only', async () => {
