@@ -1,5 +1,5 @@
 // The Secrets and ConfigMaps that namespaces' ImagePolicies reference, read by name with `get`
-// (never list, never watch: Signet's RBAC grants no more in a team's namespace, ADR 0026), read
+// (never list, never watch: Signet's RBAC grants no more in a team's namespace, ADR 0028), read
 // again on a schedule so that a rotated key is taken within that time. Each object kept is bounded
 // in size, and so are their number and their total.
 import { createHash } from 'node:crypto';

@@ -1,7 +1,7 @@
 // The Secrets and ConfigMaps a namespace's ImagePolicies read (`secretRef` keys and CA
 // certificates, `configMapRef` policies), found in the objects as stored, parsed or not: on a
 // cluster Signet reads exactly these, by name, in the ImagePolicy's own namespace, and nothing else
-// of a team's namespace (ADR 0026).
+// of a team's namespace (ADR 0028).
 import { isObject } from '@signet/k8s-types';
 
 export interface InputReference {

@@ -45,7 +45,7 @@ export interface PolicyValidatorOptions {
   readonly view: () => PolicyObjects | undefined;
   /**
    * True on a cluster: Signet reads a team's Secrets and ConfigMaps only once a stored ImagePolicy
-   * names them (ADR 0026), so what a new ImagePolicy names may exist without being in the view.
+   * names them (ADR 0028), so what a new ImagePolicy names may exist without being in the view.
    */
   readonly readsInputsByReference?: boolean;
   /** As the running snapshot compiles; its engines and CEL host are replaced by the capacity's. */
