@@ -10,6 +10,7 @@ import type {
   ArtifactTypeMatch,
   DigestTagQuery,
   DiscoveryRequest,
+  ListedAnnotationMatch,
   ReferrersQuery,
   StoredArtifact,
   UnreadableCandidate,
@@ -208,7 +209,8 @@ async function referrerArtifacts(
 ): Promise<StoredArtifact[]> {
   const { store, limits } = scan;
   const referrers = await scan.client.listReferrers(store, digest, scan.call);
-  const listed = (descriptor: Descriptor) => matchesType(descriptor.artifactType, query.artifactType);
+  const listed = (descriptor: Descriptor) =>
+    matchesType(descriptor.artifactType, query.artifactType) && !skipped(descriptor, query.skipListed);
   const candidates = unique(referrers.descriptors.filter(listed));
   const source = `${store.registry}/${store.repository}@${digest} referrers`;
   if (referrers.truncated || candidates.length > limits.maxReferrers) {
@@ -246,6 +248,13 @@ function matchesType(artifactType: string | undefined, match: ArtifactTypeMatch)
   return type.includes(match.includes);
 }
 
+/** Whether the annotations of a referrer (listed, or of its manifest) say it is not what the query reads. */
+function skipped(descriptor: Descriptor, skip: ListedAnnotationMatch | undefined): boolean {
+  const value = skip === undefined ? undefined : descriptor.annotations[skip.annotation];
+  if (skip === undefined || value === undefined) return false;
+  return 'equals' in skip ? value === skip.equals : value !== skip.differsFrom;
+}
+
 /** One referrer's artifacts; none (recorded as skipped) when the referrer is not usable. */
 async function referrerFinds(
   scan: Scan,
@@ -277,6 +286,8 @@ async function referrerFinds(
     return skip(`the referrer's subject is ${manifest.subject.digest}, not ${subject}`);
   }
   const manifestAnnotations = { ...descriptor.annotations, ...manifest.annotations };
+  // A listing without annotations (the fallback tag's, as cosign writes it) is judged on the manifest.
+  if (skipped({ ...descriptor, annotations: manifestAnnotations }, query.skipListed)) return [];
   const stored = (at: string, bytes: Uint8Array, layer: Descriptor): StoredArtifact => ({
     source: at,
     bytes,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ArtifactQuery } from '../src/artifacts.js';
+import type { ArtifactQuery, ListedAnnotationMatch, ReferrersQuery } from '../src/artifacts.js';
 import { RegistryClient } from '../src/client.js';
 import { ArtifactDiscovery } from '../src/discovery.js';
 import { RegistryError } from '../src/errors.js';
@@ -678,6 +678,31 @@ describe('discoverArtifacts', () => {
       const found = await discoverAll(client, wanted, callWithin(5_000));
       expect(found.truncated).toMatchObject([{ query: OCI11_ATTESTATIONS, found: undefined }]);
     });
+  });
+
+  it('passes over listed referrers whose annotation says they cannot count, and reads those listed without it', async () => {
+    const { memory, server, client, image, request } = await setup();
+    const SIGN = 'https://sigstore.dev/cosign/sign/v1';
+    const signature = pushBundleReferrer(memory, 'team/app', image, { predicateType: SIGN });
+    const provenance = pushBundleReferrer(memory, 'team/app', image, {
+      predicateType: 'https://slsa.dev/provenance/v1',
+    });
+    const unannotated = pushBundleReferrer(memory, 'team/app', image);
+    const { legacySignatures: _s, legacyAttestations: _a, bundles: _b, ...where } = request();
+    const key = 'dev.sigstore.bundle.predicateType';
+    const read = async (skipListed: ListedAnnotationMatch) => {
+      const query: ReferrersQuery = { ...(BUNDLES as ReferrersQuery), skipListed };
+      const before = server.requests.length;
+      const found = await new ArtifactDiscovery(client).discover({ ...where, query }, callWithin(5_000));
+      const fetched = server.requests.slice(before).filter((seen) => seen.url.includes('/manifests/'));
+      return { found: found.artifacts.map((a) => a.source.split('@')[1]), fetched: fetched.length };
+    };
+    const signatures = await read({ annotation: key, differsFrom: SIGN });
+    expect(signatures.found.sort()).toEqual([signature.digest, unannotated.digest].sort());
+    expect(signatures.fetched).toBe(2);
+    const attestations = await read({ annotation: key, equals: SIGN });
+    expect(attestations.found.sort()).toEqual([provenance.digest, unannotated.digest].sort());
+    expect(attestations.fetched).toBe(2);
   });
 
   it('refuses a tag prefix that makes an invalid tag', async () => {

@@ -12,14 +12,12 @@ import {
   RegistryClient,
   RegistryError,
 } from '@signet/registry';
-import type { DiscoveredArtifact } from './artifacts.js';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
-import { findArtifacts } from './formats/discover.js';
-import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
-import { consideredCount, type OtherFormat, searchOf } from './policy/verify-authority.js';
-import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
+import type { CompiledAuthorities } from './policy/compile.js';
+import type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 import { SignatureCheckError } from './sigstore/errors.js';
 import { TagCache } from './tag-cache.js';
+import { verifyAtDigest } from './verify-at-digest.js';
 
 /** One matching ClusterImagePolicy, compiled, as the verifier needs it. */
 export interface PolicyToVerify {
@@ -180,39 +178,12 @@ export class ImageVerifier {
           );
         }
       }
-      const found = new Map<CompiledAuthority, readonly DiscoveredArtifact[] | SignatureCheckError>();
-      await Promise.all(
-        policy.compiled.authorities.map(async (authority) => {
-          if (authority.type === 'static') return;
-          try {
-            // Unusable candidates come too: the authority reports them among what it rejected.
-            found.set(authority, await findArtifacts(reads.discovery(), searchOf(authority), target, call));
-          } catch (error) {
-            found.set(authority, this.#unreadable(error, options, started));
-          }
-        }),
-      );
-      const artifactsFor = (a: CompiledAuthority) => found.get(a) ?? [];
-      const check = await verifyPolicy(
-        policy.compiled,
-        target.digest,
-        artifactsFor,
+      return verifyAtDigest(policy.compiled, target, {
+        discovery: reads.discovery(),
+        call,
         inputs,
-        undefined,
-        call.signal,
-      );
-      if (check.passed) return check;
-      // Nothing found: look once in the other formats, so the denial can say what is there.
-      const elsewhere = await this.#elsewhere(policy.compiled, check, target, reads.discovery(), call);
-      if (elsewhere.size === 0) return check;
-      return verifyPolicy(
-        policy.compiled,
-        target.digest,
-        artifactsFor,
-        inputs,
-        (a) => elsewhere.get(a) ?? [],
-        call.signal,
-      );
+        unreadable: (error) => this.#unreadable(error, options, started),
+      });
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
     if (!cacheable(policy.compiled)) return compute(own);
@@ -222,50 +193,6 @@ export class ImageVerifier {
       .catch((error: unknown) =>
         failedCheck(policy, infrastructure('verification was cancelled', error, options, started)),
       );
-  }
-
-  /**
-   * For each signer authority that found nothing, how many artifacts the image has in each format
-   * it does not read. Only on the way to a denial; a registry failure here just means no hint.
-   */
-  async #elsewhere(
-    compiled: CompiledAuthorities,
-    check: PolicyCheck,
-    target: DigestRef,
-    discovery: ArtifactDiscovery,
-    call: RegistryCall,
-  ): Promise<Map<CompiledAuthority, readonly OtherFormat[]>> {
-    const empty = new Set(
-      check.authorities.flatMap((a) =>
-        !a.passed && a.failure.code === 'NO_SIGNATURES' ? [a.authority] : [],
-      ),
-    );
-    const hints = new Map<CompiledAuthority, readonly OtherFormat[]>();
-    await Promise.all(
-      compiled.authorities.map(async (authority) => {
-        if (authority.type === 'static' || !empty.has(authority.name)) return;
-        const held = await Promise.all(
-          authority.otherFormats.map(async (format): Promise<OtherFormat[]> => {
-            try {
-              // Each other format where it is stored by default (enable-oci11 widens only the
-              // authority's own formats, as policy-controller's does).
-              const search = {
-                ...searchOf(authority),
-                formats: [format],
-                settings: { oci11Referrers: false },
-              };
-              const artifacts = await findArtifacts(discovery, search, target, call);
-              const count = consideredCount(authority, artifacts, [format]);
-              return count > 0 ? [{ format, count }] : [];
-            } catch {
-              return []; // no hint from this format, the denial stays as it was
-            }
-          }),
-        );
-        if (held.flat().length > 0) hints.set(authority, held.flat());
-      }),
-    );
-    return hints;
   }
 
   /** Why an authority fails at admission when the registry could not be asked for its artifacts. */

@@ -126,6 +126,7 @@ describe('ImageVerifier', () => {
         key: {
           data: '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEP/fX8ry2kIoyEAjBR0YvqhrvYxq1\nt42I0z+wQCrpmHAX4qEBkgWEl0KK8qWZ6//hyicnu33nPyN6QWZ+80WP0A==\n-----END PUBLIC KEY-----\n',
         },
+        signatureFormat: 'legacy',
       },
     ]);
     expect((await run(verifier, [key])).checks[0]).toMatchObject({

@@ -126,8 +126,13 @@ export type StaticAuthority = AuthorityBase & {
 
 export type SignerAuthority = AuthorityBase & {
   readonly type: 'key' | 'keyless';
-  /** The signature formats whose artifacts count (`signatureFormat`, or the defaults). */
+  /**
+   * The signature formats whose artifacts count (`signatureFormat`, or the defaults), in the order
+   * they are read: a format is read only when those before it found nothing that passes.
+   */
   readonly formats: readonly SignatureFormat[];
+  /** `signatureFormat` as the policy wrote it; `undefined` when the authority reads the defaults. */
+  readonly signatureFormat: string | undefined;
   /** Every other registered format: read only to say, on a denial, what the image has there. */
   readonly otherFormats: readonly SignatureFormat[];
   readonly requirements: Requirements;
@@ -233,7 +238,7 @@ function formatsOf(
   authority: Authority,
   site: PolicySite,
   context: CompileContext,
-): Pick<SignerAuthority, 'formats' | 'otherFormats'> {
+): Pick<SignerAuthority, 'formats' | 'otherFormats' | 'signatureFormat'> {
   const registered = context.formats ?? SIGNATURE_FORMATS;
   const formats = registered.select(authority.signatureFormat);
   if (formats === undefined) {
@@ -244,7 +249,11 @@ function formatsOf(
       `${JSON.stringify(authority.signatureFormat)} is not a signature format this verifier reads (${known})`,
     );
   }
-  return { formats, otherFormats: registered.others(formats) };
+  return {
+    formats,
+    otherFormats: registered.others(formats),
+    signatureFormat: authority.signatureFormat,
+  };
 }
 
 async function signerState(
