@@ -29,6 +29,7 @@ import {
   type PolicyToVerify,
   type RemotePolicyFetch,
   type RemoteTrustRoots,
+  type SignatureFormats,
   TrustRootError,
   type TrustRootOptions,
   type TrustRootResolver,
@@ -113,6 +114,8 @@ export interface CompileOptions {
   readonly loadAllTrustRoots?: boolean;
   /** The longest an ImagePolicyException may live, creation to expiry (default 30 days). */
   readonly maxExceptionLifetimeMs?: number;
+  /** What authorities may name in `signatureFormat`, and read without it (default `SIGNATURE_FORMATS`). */
+  readonly formats?: SignatureFormats;
 }
 
 export interface CompileResult {
@@ -354,6 +357,7 @@ export async function compileSnapshot(
     ...(options.offline ? { offline: true } : {}),
     ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
     ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
+    ...(options.formats ? { formats: options.formats } : {}),
     enableOCI11: objects.config.enableOCI11,
   };
   const compiledRecords = await Promise.all(
