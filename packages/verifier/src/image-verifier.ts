@@ -4,7 +4,7 @@
 // core turns into the AdmissionResponse.
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
-import type { CredentialSource, DigestRef, RegistryCall } from '@signet/registry';
+import type { CredentialSource, DigestRef, Manifest, RegistryCall } from '@signet/registry';
 import {
   ArtifactDiscovery,
   type DiscoveryLimits,
@@ -13,6 +13,7 @@ import {
   RegistryError,
 } from '@signet/registry';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
+import { verifyIndexed } from './image-index.js';
 import type { CompiledAuthorities } from './policy/compile.js';
 import type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 import { SignatureCheckError } from './sigstore/errors.js';
@@ -149,9 +150,21 @@ export class ImageVerifier {
       configs ??= fetchConfigFiles(client, target, call);
       return configs;
     };
+    // Read once per image, for the policies that judge an index by its platforms.
+    let manifest: Promise<Manifest> | undefined;
+    const readManifest = (call: RegistryCall) => {
+      manifest ??= client.getManifest(target, target.digest, call).then((fetched) => fetched.manifest);
+      return manifest;
+    };
     const checks = await Promise.all(
       image.policies.map((policy) =>
-        this.#checkPolicy(policy, target, { discovery, configFiles }, options, started),
+        this.#checkPolicy(
+          policy,
+          target,
+          { discovery, configFiles, manifest: readManifest },
+          options,
+          started,
+        ),
       ),
     );
     return { verdict: verdictOf(image, checks), digest, checks };
@@ -178,11 +191,20 @@ export class ImageVerifier {
           );
         }
       }
-      return verifyAtDigest(policy.compiled, target, {
+      const digestReads = {
         discovery: reads.discovery(),
         call,
         inputs,
-        unreadable: (error) => this.#unreadable(error, options, started),
+        unreadable: (error: unknown) => this.#unreadable(error, options, started),
+      };
+      return verifyIndexed(policy.compiled, {
+        digest: target.digest,
+        manifest: () => reads.manifest(call),
+        verifyAt: (digest) => verifyAtDigest(policy.compiled, { ...target, digest }, digestReads),
+        unreadable: (error) => {
+          if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
+          return infrastructure('cannot read the image index', error, options, started);
+        },
       });
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
@@ -207,6 +229,7 @@ export class ImageVerifier {
 interface ImageReads {
   readonly discovery: () => ArtifactDiscovery;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
+  readonly manifest: (call: RegistryCall) => Promise<Manifest>;
 }
 
 /** A spec-level policy that reads the admitted object gives per-object results: never shared. */

@@ -237,6 +237,13 @@ function matcherOf(policy: AnyPolicy, broken: string | undefined, problems: Poli
   }
 }
 
+/** The `signet.dev/` annotations of a policy, in a stable order. */
+function signetAnnotations(annotations: Readonly<Record<string, string>> | undefined): [string, string][] {
+  return Object.entries(annotations ?? {})
+    .filter(([key]) => key.startsWith('signet.dev/'))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** One policy's record: its authorities compiled, or why it cannot be enforced. */
 async function compileRecord(
   { matcher, broken: unusable }: Matcher,
@@ -245,7 +252,10 @@ async function compileRecord(
   shared: string,
 ): Promise<{ record: SnapshotPolicy; problem?: PolicyProblem; retry: boolean }> {
   const source = matcher.policy;
-  const revision = `${source.metadata.uid ?? matcher.name}:${digestOf(source.spec)}:${shared}`;
+  // Signet's annotations change what a policy requires (`signet.dev/index-signatures`) without
+  // changing its generation: they are part of the revision, so no pass cached under the old meaning is reused.
+  const meaning = { spec: source.spec, annotations: signetAnnotations(source.metadata.annotations) };
+  const revision = `${source.metadata.uid ?? matcher.name}:${digestOf(meaning)}:${shared}`;
   const record = (
     compiled: CompiledAuthorities,
     broken: string | undefined,

@@ -25,6 +25,7 @@ import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
 import type { CelHost } from './cel-host.js';
 import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
+import { type IndexSignatures, indexSignaturesOf } from './index-signatures.js';
 import {
   compileCertificates,
   compileKeys,
@@ -157,6 +158,11 @@ export interface CompiledAuthorities {
   readonly mode: PolicyMode;
   readonly authorities: readonly CompiledAuthority[];
   readonly specPolicy: CompiledSpecPolicy | undefined;
+  /**
+   * Which signatures a Pod naming an image index needs (annotation `signet.dev/index-signatures`);
+   * `index` when absent, as policy-controller: those of the index's own digest.
+   */
+  readonly indexSignatures?: IndexSignatures;
 }
 
 export const DEFAULT_SYSTEM_NAMESPACE = 'cosign-system';
@@ -173,6 +179,7 @@ export async function compileAuthorities(
   context: CompileContext = {},
 ): Promise<CompiledAuthorities> {
   const policy = cip.metadata.name;
+  const indexSignatures = indexSignaturesOf(policy, cip.metadata.annotations);
   const resolver = context.trustRoots ?? trustRootResolver([]);
   const authorities = await Promise.all(
     cip.spec.authorities.map((authority, index) =>
@@ -186,6 +193,7 @@ export async function compileAuthorities(
     mode: policyModeOf(cip),
     authorities: Object.freeze(authorities),
     specPolicy,
+    indexSignatures,
   });
 }
 
