@@ -68,19 +68,32 @@ export interface Discovery {
 
 /**
  * The discoveries of one image verification: each distinct request is read once however many
- * callers ask for it, and the referrers of a repository and digest are listed once for every
- * query that reads them. Failures are shared too, as the answer to that request.
+ * callers ask for it, and the referrers of a repository and digest are listed once (and each
+ * manifest by digest read once) for every query that reads them. Failures are shared too, as the
+ * answer to that request.
  */
 export class ArtifactDiscovery {
   readonly #store: ArtifactStore;
   readonly #limits: DiscoveryLimits;
   readonly #discoveries = new Map<string, Promise<Discovery>>();
   readonly #referrers = new Map<string, Promise<Referrers>>();
+  readonly #manifests = new Map<string, Promise<FetchedManifest>>();
 
   constructor(store: ArtifactStore, limits: Partial<DiscoveryLimits> = {}) {
     this.#limits = { ...DEFAULT_DISCOVERY_LIMITS, ...limits };
     this.#store = {
-      getManifest: (repository, reference, call) => store.getManifest(repository, reference, call),
+      // A manifest by digest is the same for every query that reads it (a referrer listed for
+      // signatures and for attestations, where the listing does not say which it is): read once.
+      getManifest: (repository, reference, call) => {
+        if (isTag(reference)) return store.getManifest(repository, reference, call);
+        const key = `${repository.registry}/${repository.repository}@${reference}`;
+        let fetched = this.#manifests.get(key);
+        if (fetched === undefined) {
+          fetched = store.getManifest(repository, reference, call);
+          this.#manifests.set(key, fetched);
+        }
+        return fetched;
+      },
       getBlob: (repository, digest, call, options) => store.getBlob(repository, digest, call, options),
       listReferrers: (repository, digest, call) => {
         const key = `${repository.registry}/${repository.repository}@${digest}`;

@@ -749,4 +749,52 @@ describe('ArtifactDiscovery', () => {
     expect(urls.filter((url) => url.includes('.sig'))).toHaveLength(1);
     expect(urls.filter((url) => url.includes('/referrers/'))).toHaveLength(1);
   });
+
+  it('reads a referrer manifest once for the queries that both list it, as from a fallback tag without annotations', async () => {
+    const { memory, server, client, image, request } = await setup();
+    memory.referrersApi = false;
+    const SIGN = 'https://sigstore.dev/cosign/sign/v1';
+    const signature = pushBundleReferrer(memory, 'team/app', image, { predicateType: SIGN });
+    const provenance = pushBundleReferrer(memory, 'team/app', image, {
+      predicateType: 'https://slsa.dev/provenance/v1',
+    });
+    // cosign's fallback index lists the referrers without their annotations.
+    const listing = [signature, provenance].map(({ mediaType, digest, size }) => ({
+      mediaType,
+      digest,
+      size,
+      artifactType: BUNDLE,
+    }));
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: listing },
+      { tag: tagOf(image.digest, '') },
+    );
+    const { legacySignatures: _s, legacyAttestations: _a, bundles: _b, ...where } = request();
+    const key = 'dev.sigstore.bundle.predicateType';
+    const query = (skipListed: ListedAnnotationMatch): ReferrersQuery => ({
+      ...(BUNDLES as ReferrersQuery),
+      skipListed,
+    });
+    const discovery = new ArtifactDiscovery(client);
+    const before = server.requests.length;
+    const [signatures, attestations] = await Promise.all([
+      discovery.discover(
+        { ...where, query: query({ annotation: key, differsFrom: SIGN }) },
+        callWithin(5_000),
+      ),
+      discovery.discover({ ...where, query: query({ annotation: key, equals: SIGN }) }, callWithin(5_000)),
+    ]);
+    expect(signatures.artifacts.map((a) => a.source.split('@')[1])).toEqual([signature.digest]);
+    expect(attestations.artifacts.map((a) => a.source.split('@')[1])).toEqual([provenance.digest]);
+    expect(signatures.skipped).toEqual([]);
+    const urls = server.requests.slice(before).map((seen) => seen.url);
+    for (const referrer of [signature, provenance])
+      expect(
+        urls.filter((url) => url.endsWith(`/manifests/${referrer.digest}`)),
+        referrer.digest,
+      ).toHaveLength(1);
+    // Each query reads the blob of the referrer it counts, and not the other's.
+    expect(urls.filter((url) => url.includes('/blobs/'))).toHaveLength(2);
+  });
 });

@@ -102,7 +102,7 @@ describe('registry requests of one cold verification (issue 23)', () => {
   });
 
   /** One cold verification: whether it passed, and the requests it sent (`GET manifests`, ...). */
-  async function measure(where: 'oci' | 'plain', shape: Shape, policy: Policy) {
+  async function measure(where: 'oci' | 'plain', shape: Shape, ...policy: Policy[]) {
     const image = images.get(`${where}/${shape}`) ?? '';
     const verifier = new ImageVerifier({ registry, cache: new VerificationCache() });
     const before = requests.length;
@@ -111,16 +111,17 @@ describe('registry requests of one cold verification (issue 23)', () => {
         path: 'spec.containers[0].image',
         image,
         reference: parseReference(image),
-        policies: [policies.get(policy) as PolicyToVerify],
+        policies: policy.map((name) => policies.get(name) as PolicyToVerify),
       },
       { signal: new AbortController().signal, deadline: Date.now() + 20_000 },
     );
     const sent = requests.slice(before);
-    const check = result.checks[0];
+    const check = result.checks.find((c) => !c.passed) ?? result.checks[0];
     return {
       passed: check?.passed === true,
       reason: check?.passed === false ? check.failure.reason : undefined,
       requests: sent.length,
+      sent,
       kinds: sent.map((r) => r.replace(/\/v2\/budget\/[^/]+\//, ' ').replace(/sha256[:-][0-9a-f]{64}/g, 'D')),
     };
   }
@@ -158,5 +159,26 @@ describe('registry requests of one cold verification (issue 23)', () => {
       `image / policy                               result  referrers API  fallback tag\n${table.join('\n')}\n`,
     );
     expect(measured).toEqual(expected);
+  });
+
+  it('reads each tag and the referrers listing once for every authority and policy that asks', async () => {
+    for (const where of ['oci', 'plain'] as const) {
+      const measured = await measure(
+        where,
+        'bundle-signed-and-attested',
+        'two-keys',
+        'attestation',
+        'default',
+      );
+      expect(measured.passed, measured.reason).toBe(true);
+      const count = (pattern: RegExp) => measured.kinds.filter((k) => pattern.test(k)).length;
+      // .sig and .att once each; one listing (and on distribution one fallback tag read).
+      expect([count(/D\.sig$/), count(/D\.att$/), count(/referrers\//)], where).toEqual([1, 1, 1]);
+      // Nothing is asked twice.
+      expect(new Set(measured.sent).size, where).toBe(measured.sent.length);
+      process.stderr.write(
+        `${where}: two policies, three authorities: ${measured.requests} requests (${measured.kinds.join(', ')})\n`,
+      );
+    }
   });
 });
