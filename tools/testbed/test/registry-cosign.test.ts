@@ -3,8 +3,8 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cosign, type CosignKeyPair, createCosign } from '../src/cosign.ts';
-import { createRunDir, ProcessGroup } from '../src/process.ts';
 import { pushImageIndex } from '../src/image-index.ts';
+import { createRunDir, ProcessGroup } from '../src/process.ts';
 import { pushRandomImage, type Registry, startRegistry } from '../src/registry.ts';
 import { ensureTools } from '../src/tools.ts';
 
