@@ -9,6 +9,8 @@ import type { Descriptor, Manifest } from '@signet/registry';
 import type { CompiledAuthorities } from './policy/compile.js';
 import type { PolicyCheck } from './policy/verify-policy.js';
 
+type FailedCheck = Extract<PolicyCheck, { readonly passed: false }>;
+
 /** The most platform manifests of one index that are verified; an index listing more is denied. */
 export const MAX_PLATFORMS = 64;
 
@@ -51,7 +53,7 @@ export async function verifyIndexed(
   if (index.passed) return index;
   const each = await platforms();
   if (each.passed) return each;
-  const failures = [index, each].flatMap((check) => (check.passed ? [] : [check.failure]));
+  const failures = [index.failure, each.failure];
   const causes = failures.flatMap((f) => (f.cause === undefined ? [] : [f.cause]));
   const failure: VerificationFailure = {
     // Infrastructure when either side could not be checked: it might have passed.
@@ -81,10 +83,9 @@ async function verifyPlatforms(
   if (nested !== undefined)
     return refuse(`${nameOf(nested)} is an index itself; nested indexes are not verified per platform`);
   const checks = await Promise.all(platforms.map((entry) => image.verifyAt(entry.digest)));
-  const index = checks.findIndex((check) => !check.passed);
-  const failing = checks[index];
+  const failing = checks.find((check): check is FailedCheck => !check.passed);
   if (failing === undefined) return checks[0] as PolicyCheck;
-  return prefixed(failing, nameOf(platforms[index] as Descriptor));
+  return prefixed(failing, nameOf(platforms[checks.indexOf(failing)] as Descriptor));
 }
 
 /** `platform linux/arm64 (sha256:...)`. */
@@ -92,8 +93,7 @@ function nameOf(entry: Descriptor): string {
   return `platform ${entry.platform ?? 'unnamed'} (${entry.digest})`;
 }
 
-function prefixed(check: PolicyCheck, what: string): PolicyCheck {
-  if (check.passed) return check;
+function prefixed(check: FailedCheck, what: string): PolicyCheck {
   return { ...check, failure: { ...check.failure, reason: `${what}: ${check.failure.reason}` } };
 }
 

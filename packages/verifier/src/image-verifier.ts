@@ -184,10 +184,9 @@ export class ImageVerifier {
         try {
           inputs = { ...inputs, config: await reads.configFiles(call) };
         } catch (error) {
-          if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
           return failedCheck(
             policy,
-            infrastructure('cannot read the image config files', error, options, started),
+            this.#registryFailure('cannot read the image config files', error, options, started),
           );
         }
       }
@@ -201,10 +200,7 @@ export class ImageVerifier {
         digest: target.digest,
         manifest: () => reads.manifest(call),
         verifyAt: (digest) => verifyAtDigest(policy.compiled, { ...target, digest }, digestReads),
-        unreadable: (error) => {
-          if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
-          return infrastructure('cannot read the image index', error, options, started);
-        },
+        unreadable: (error) => this.#registryFailure('cannot read the image index', error, options, started),
       });
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
@@ -219,9 +215,24 @@ export class ImageVerifier {
 
   /** Why an authority fails at admission when the registry could not be asked for its artifacts. */
   #unreadable(error: unknown, options: VerifyOptions, started: number): SignatureCheckError {
-    if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
-    const failure = infrastructure('cannot read signatures from the registry', error, options, started);
+    const failure = this.#registryFailure(
+      'cannot read signatures from the registry',
+      error,
+      options,
+      started,
+    );
     return new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: failure.cause });
+  }
+
+  /** A registry read that failed, as an infrastructure failure; a registry's error is counted. */
+  #registryFailure(
+    reason: string,
+    error: unknown,
+    options: VerifyOptions,
+    started: number,
+  ): VerificationFailure {
+    if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
+    return infrastructure(reason, error, options, started);
   }
 }
 

@@ -57,14 +57,12 @@ export async function verifyAtDigest(
   for (let stage = 1; stage < stages && !check.passed; stage++) check = await readFormat(stage);
   if (check.passed) return check;
   // A format that could not be read may hold what would pass: such an authority cannot say no.
-  if (failed.size > 0) check = await verify((a) => failed.get(a) ?? found.get(a) ?? []);
+  const readOrFailed = (a: CompiledAuthority) => failed.get(a) ?? found.get(a) ?? [];
+  if (failed.size > 0) check = await verify(readOrFailed);
   // Nothing found: look once in the other formats, so the denial can say what is there.
   const elsewhere = await otherFormatsHold(signers, check, target, discovery, call);
   if (elsewhere.size === 0) return check;
-  return verify(
-    (a) => failed.get(a) ?? found.get(a) ?? [],
-    (a) => elsewhere.get(a) ?? [],
-  );
+  return verify(readOrFailed, (a) => elsewhere.get(a) ?? []);
 }
 
 /**

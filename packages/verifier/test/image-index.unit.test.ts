@@ -5,7 +5,7 @@
 import { parseReference } from '@signet/core';
 import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PLATFORMS } from '../src/image-index.js';
+import { MAX_PLATFORMS, verifyIndexed } from '../src/image-index.js';
 import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import { PolicyCompileError } from '../src/policy/errors.js';
@@ -153,5 +153,45 @@ describe('signet.dev/index-signatures', () => {
       path: 'metadata.annotations["signet.dev/index-signatures"]',
       problem: '"every-platform" is not one of index, platforms, index-or-platforms, index-and-platforms',
     });
+  });
+
+  it('combines the causes of the index and of the platform that failed, and reads the index by default', async () => {
+    const { compiled: either } = await compiled('index-or-platforms');
+    const failing = (cause?: Error): PolicyCheck => ({
+      policy: 'multi',
+      mode: 'enforce',
+      passed: false,
+      failure: { kind: 'policy', reason: 'no', ...(cause ? { cause } : {}) },
+      authorities: [],
+    });
+    const manifest = async () =>
+      ({ kind: 'index', manifests: [{ ...platform('arm64'), annotations: {} }] }) as never;
+    const judged = (index: PolicyCheck, each: PolicyCheck) =>
+      verifyIndexed(either, {
+        digest: 'sha256:index',
+        manifest,
+        verifyAt: async (digest) => (digest === 'sha256:index' ? index : each),
+        unreadable: () => ({ kind: 'infrastructure', reason: 'unreadable' }),
+      });
+    const causeOf = (check: PolicyCheck) => (check.passed ? undefined : check.failure.cause);
+    expect(causeOf(await judged(failing(), failing()))).toBeUndefined();
+    const one = new Error('one');
+    expect(causeOf(await judged(failing(one), failing()))).toBe(one);
+    const both = causeOf(await judged(failing(one), failing(new Error('two'))));
+    expect(both).toBeInstanceOf(AggregateError);
+    expect((both as AggregateError).errors.map((e: Error) => e.message)).toEqual(['one', 'two']);
+    // A compiled policy from elsewhere (no indexSignatures): the index's own digest, nothing read.
+    const { indexSignatures: _, ...unannotated } = either;
+    let read = false;
+    const own = await verifyIndexed(unannotated, {
+      digest: 'sha256:index',
+      manifest: async () => {
+        read = true;
+        return manifest();
+      },
+      verifyAt: async () => failing(one),
+      unreadable: () => ({ kind: 'infrastructure', reason: 'unreadable' }),
+    });
+    expect([own.passed, read]).toEqual([false, false]);
   });
 });

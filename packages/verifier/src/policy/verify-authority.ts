@@ -197,7 +197,11 @@ function nothingFound(
   authority: SignerAuthority,
   elsewhere: readonly OtherFormat[],
 ): string {
-  if (elsewhere.length === 0) return `no ${noun} found`;
+  // An attestation authority says which predicate types it wanted: "no attestation found" alone
+  // does not tell a provenance policy from an SBOM one.
+  const types = [...new Set(authority.attestations.map((a) => a.predicateType))];
+  const none = `no ${noun} found${types.length === 0 ? '' : ` (wanted: ${types.join(', ')})`}`;
+  if (elsewhere.length === 0) return none;
   const { formats, signatureFormat } = authority;
   const searched = formats.map((format) => format.searched(noun)).join(' or ');
   const why =
@@ -205,7 +209,7 @@ function nothingFound(
       ? `the default signature format${formats.length === 1 ? '' : 's'}`
       : `signatureFormat: ${signatureFormat}`;
   const held = elsewhere.map(({ format, count }) => `the image has ${format.found(noun, count)}`);
-  return [`no ${noun} found ${searched} (${why})`, ...held].join('; ');
+  return [`${none} ${searched} (${why})`, ...held].join('; ');
 }
 
 function noValid(

@@ -354,6 +354,17 @@ describe('attestation authorities', () => {
     });
   });
 
+  it('say which predicate types they wanted when they find no attestation at all, and where they looked', async () => {
+    const check = await checkOne(authority(), [keyedSignature()]);
+    expect(!check.passed && check.failure.reason).toBe(`no attestation found (wanted: ${SLSA})`);
+    const [legacyOnly] = (await compile([{ ...authority(), signatureFormat: 'legacy' }])).authorities;
+    if (legacyOnly === undefined || legacyOnly.type === 'static') throw new Error('unreachable');
+    const hinted = await verifyAuthority(legacyOnly, DIGEST, [], [{ format: bundleFormat, count: 2 }]);
+    expect(!hinted.passed && hinted.failure.reason).toBe(
+      `no attestation found (wanted: ${SLSA}) in the legacy .sig/.att tags (signatureFormat: legacy); the image has 2 Sigstore bundles (what cosign 3 writes by default), which this authority does not read`,
+    );
+  });
+
   it('consider every bundle of a bundle-format attestation authority', async () => {
     const bundle = bundleArtifact(await dsseBundle(release, statement(SLSA, { ok: true }), []), SLSA);
     const check = await checkOne({ ...authority('predicate.ok'), signatureFormat: 'bundle' }, [bundle]);
@@ -669,5 +680,16 @@ describe('what the other format holds', () => {
     );
     const both = (await compile([{ key: { data: RELEASE_PEM } }])).authorities[0];
     expect(both).toMatchObject({ formats: [legacyFormat, bundleFormat], otherFormats: [] });
+    // With a third format registered, an authority without signatureFormat reads the two defaults.
+    const toy = { ...legacyFormat, name: 'toy', found: () => '1 toy signature' };
+    const withToy = await compileAuthorities(clusterImagePolicy([{ key: { data: RELEASE_PEM } }]), {
+      formats: SIGNATURE_FORMATS.with(toy),
+    });
+    const [reading] = withToy.authorities;
+    if (reading === undefined || reading.type === 'static') throw new Error('unreachable');
+    const hinted = await verifyAuthority(reading, DIGEST, [], [{ format: toy, count: 1 }]);
+    expect(!hinted.passed && hinted.failure.reason).toBe(
+      'no signature found in the legacy .sig/.att tags or as a Sigstore bundle (the default signature formats); the image has 1 toy signature',
+    );
   });
 });
