@@ -330,6 +330,11 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
             '--restart=Never',
           ]),
         );
+        // cosign 3's default signature (a Sigstore bundle), under the key policy, which names no format.
+        const bundled = await images.push('v3-bundle', { format: 'bundle' });
+        must(
+          await cluster.kubectl(['run', 'bundled', '-n', namespace, `--image=${bundled}`, '--restart=Never']),
+        );
         const unsigned = await cluster.kubectl([
           'run',
           'unsigned',

@@ -2,6 +2,7 @@
 // here, once, then started in order and stopped in reverse by one Lifecycle (ADR 0023). Policies
 // come from files or from the cluster; with a cluster, one leader elector runs the parts only one
 // replica may run (policy status, the background scan).
+import { SIGNATURE_FORMATS } from '@signet/verifier';
 import { type Admission, assembleAdmission } from './admission/assemble-admission.js';
 import type { ScannerSetup } from './audit/start-scanner.js';
 import type { ServeConfig } from './config.js';
@@ -159,6 +160,7 @@ function compileOptions(config: ServeConfig, pools: ComputePools, inputs: Refres
   return {
     namespace: config.namespace,
     maxExceptionLifetimeMs: config.exceptionMaxLifetimeMs,
+    formats: SIGNATURE_FORMATS.withDefaults(config.signatureFormatDefault),
     cel: pools.cel,
     fetchRemotePolicy: remotePolicies(config.registries, { retryAfterMs: RETRY_BROKEN_MS / 2 }),
     kmsKeys: inputs.kmsKeys,

@@ -8,7 +8,7 @@ import {
   RegistryClient,
   type RegistryError,
 } from '@signet/registry';
-import { ImageVerifier, VerificationCache } from '@signet/verifier';
+import { ImageVerifier, type SignatureFormats, VerificationCache } from '@signet/verifier';
 import type { RegistrySettings } from '../config.js';
 import { InputError } from '../errors.js';
 import { ReviewTimeout } from '../http/review.js';
@@ -86,6 +86,8 @@ export interface OneShotSettings extends AdmissionSettings {
   readonly namespace: string;
   /** The longest an ImagePolicyException may live (`--exception-max-lifetime`); core's default without it. */
   readonly maxExceptionLifetimeMs?: number;
+  /** What an authority without `signatureFormat` reads (`--signature-format-default`); both formats without it. */
+  readonly formats?: SignatureFormats;
   /** CUE and Rego, loaded on the first such policy; the caller closes them when done. */
   readonly engines: WebhookPolicyEngines;
   /** Told each problem with a policy object (a set may be usable with some problems). */
@@ -111,6 +113,7 @@ export async function oneShotAdmission(
       ...(settings.maxExceptionLifetimeMs === undefined
         ? {}
         : { maxExceptionLifetimeMs: settings.maxExceptionLifetimeMs }),
+      ...(settings.formats ? { formats: settings.formats } : {}),
       fetchRemotePolicy: remotePolicies(registries),
       kmsKeys: kmsKeyStore(registries),
       remoteRoots: remoteTrustRoots(registries),

@@ -29,6 +29,7 @@ import {
   type PolicyToVerify,
   type RemotePolicyFetch,
   type RemoteTrustRoots,
+  type SignatureFormats,
   TrustRootError,
   type TrustRootOptions,
   type TrustRootResolver,
@@ -124,6 +125,8 @@ export interface CompileOptions {
   readonly loadAllTrustRoots?: boolean;
   /** The longest an ImagePolicyException may live, creation to expiry (default 30 days). */
   readonly maxExceptionLifetimeMs?: number;
+  /** What authorities may name in `signatureFormat`, and read without it (default `SIGNATURE_FORMATS`). */
+  readonly formats?: SignatureFormats;
 }
 
 export interface CompileResult {
@@ -245,6 +248,13 @@ function matcherOf(policy: AnyPolicy, broken: string | undefined, problems: Poli
   }
 }
 
+/** The `signet.dev/` annotations of a policy, in a stable order. */
+function signetAnnotations(annotations: Readonly<Record<string, string>> | undefined): [string, string][] {
+  return Object.entries(annotations ?? {})
+    .filter(([key]) => key.startsWith('signet.dev/'))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** One policy's record: its authorities compiled, or why it cannot be enforced. */
 async function compileRecord(
   { matcher, broken: unusable }: Matcher,
@@ -253,7 +263,10 @@ async function compileRecord(
   shared: string,
 ): Promise<{ record: SnapshotPolicy; problem?: PolicyProblem; retry: boolean }> {
   const source = matcher.policy;
-  const revision = `${source.metadata.uid ?? matcher.name}:${digestOf(source.spec)}:${shared}`;
+  // Signet's annotations change what a policy requires (`signet.dev/index-signatures`) without
+  // changing its generation: they are part of the revision, so no pass cached under the old meaning is reused.
+  const meaning = { spec: source.spec, annotations: signetAnnotations(source.metadata.annotations) };
+  const revision = `${source.metadata.uid ?? matcher.name}:${digestOf(meaning)}:${shared}`;
   const record = (
     compiled: CompiledAuthorities,
     broken: string | undefined,
@@ -366,6 +379,7 @@ export async function compileSnapshot(
     ...(options.offline ? { offline: true } : {}),
     ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
     ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
+    ...(options.formats ? { formats: options.formats } : {}),
     enableOCI11: objects.config.enableOCI11,
   };
   const compiledRecords = await Promise.all(

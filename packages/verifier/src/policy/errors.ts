@@ -25,7 +25,9 @@ export type PolicyCompileCode =
   /** A `signatureFormat` that is not registered (`CompileContext.formats`). */
   | 'UNSUPPORTED_SIGNATURE_FORMAT'
   /** An authority that no parser should have let through (no key, keyless or static). */
-  | 'INVALID_AUTHORITY';
+  | 'INVALID_AUTHORITY'
+  /** A Signet annotation with a value it does not take (`signet.dev/index-signatures`). */
+  | 'INVALID_ANNOTATION';
 
 /** Where in a ClusterImagePolicy a problem is: field path and a label naming the authority/attestation. */
 export interface PolicySite {
