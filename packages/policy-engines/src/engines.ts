@@ -42,6 +42,12 @@ export interface PolicyEnginesOptions {
   readonly limits?: Partial<EngineLimits>;
   /** Where each engine's WebAssembly file is; this package's `engines/` by default. */
   readonly wasmPath?: (language: PolicyLanguage) => string;
+  /**
+   * Added to the nice value of each engine's worker thread, so that the thread that runs the
+   * engines (an event loop that has cheaper work to answer) is scheduled before them when both
+   * want a core. Linux only, best effort; default 0 (unchanged).
+   */
+  readonly threadNiceness?: number;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -56,6 +62,7 @@ export function createPolicyEngines(options: PolicyEnginesOptions = {}): PolicyE
         language,
         wasmPath: (options.wasmPath ?? enginePath)(language),
         limits,
+        threadNiceness: options.threadNiceness,
         onEvent: options.onEvent,
       });
       engines.set(language, engine);
