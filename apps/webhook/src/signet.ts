@@ -42,6 +42,7 @@ import {
   readClientCa,
 } from './tls.js';
 import { version } from './version.js';
+import { WORKER_NICENESS } from './worker-niceness.js';
 
 /** What admission needs, without servers: `signet serve` puts it behind HTTPS, `signet verify` calls it. */
 export interface Admission {
@@ -222,16 +223,21 @@ export async function startSignet(
     ? new kube.PolicyEventRecorder(kube.api, logger)
     : undefined;
   // Loaded on the first CUE or Rego policy only (ADR 0005).
-  const engines = new WebhookPolicyEngines(logger);
+  const engines = new WebhookPolicyEngines(logger, { threadNiceness: WORKER_NICENESS });
   // CEL off the event loop, in worker threads started by the first CEL policy.
   const cel = new CelWorkers({
+    threadNiceness: WORKER_NICENESS,
     onEvent: (event) =>
       event.type === 'started'
         ? logger.info({ startupMs: Math.round(event.startupMs) }, 'CEL worker started')
         : logger.warn({ reason: event.reason }, 'CEL worker stopped'),
   });
   // What `/validate-policy` may spend: engines and a CEL worker of its own (issue 21).
-  const capacity = new ValidationCapacity({ logger, concurrency: config.policyValidationConcurrency });
+  const capacity = new ValidationCapacity({
+    logger,
+    concurrency: config.policyValidationConcurrency,
+    threadNiceness: WORKER_NICENESS,
+  });
   const inputs = await createRefreshedInputs(config, logger, metrics);
   const compile = {
     namespace: config.namespace,
@@ -347,6 +353,7 @@ export async function startSignet(
     admissionLog: loggers.admissions,
     metrics,
     bodyLimitBytes: config.maxRequestBytes,
+    bodyCheck: { threadNiceness: WORKER_NICENESS },
   });
   servingCertificateExpiry(certificate);
   const started = startServers({
