@@ -494,7 +494,11 @@ spec:
       `(5) mixed attack (attack clients at nice ${niced ? ATTACKER_NICE : 0}): scale-down p50 ${quantile(underAttack, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${underAttack.length} (quiet p50 ${quantile(quiet, 0.5).toFixed(1)} ms, p99 ${quantile(quiet, 0.99).toFixed(1)} ms); ${passes} Pods a policy admits; wrong answers ${wrong}; attackers saw ${JSON.stringify(Object.fromEntries(Object.entries(seen).map(([name, client]) => [name, client.statuses])))} and used ${attackerCpu.toFixed(1)} CPU s; RSS up to ${mixedRss.toFixed(0)} MiB; alive: ${await alive()}; load average ${loadAverage()}`,
     );
     console.log(`    Signet's CPU during the attack: ${cpu}`);
-    if (p99 >= 100) failures.push(`mixed: scale-down p99 ${p99.toFixed(1)} ms (target under 100 ms)`);
+    // The quiet p99 and the load average tell what the machine added (other work on its cores).
+    if (p99 >= 100)
+      failures.push(
+        `mixed: scale-down p99 ${p99.toFixed(1)} ms (target under 100 ms; quiet p99 ${quantile(quiet, 0.99).toFixed(1)} ms, load average ${loadAverage()})`,
+      );
     withinChart('mixed', mixedRss);
   }
 
