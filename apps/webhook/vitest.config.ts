@@ -21,8 +21,6 @@ export default signetTestConfig({
     // Runs in a worker thread, which the test process's V8 coverage does not see; its verdicts are
     // asserted by test/http/body-check.test.ts and test/attack/heavy-bodies.test.ts.
     'src/http/body-check-worker.ts',
-    // The same: only the workers call it; test/attack/worker-priority.test.ts reads its effect.
-    'src/http/thread-niceness.ts',
     // Process entry points: started as real processes by test/admission/admission-service.test.ts.
     'src/bin/**',
     'src/commands/serve.ts',

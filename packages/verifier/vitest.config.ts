@@ -12,13 +12,7 @@ export default mergeConfig(
     coverage: { lines: 100, functions: 100, statements: 99.5, branches: 99 },
     // cel-worker.ts runs in worker threads, which coverage does not see; what it does is
     // celRequestHandler in cel.ts, covered here, and it is exercised by test/policy/cel-workers.
-    // thread-niceness.ts runs only there too (test/policy/cel-thread-niceness reads its effect).
-    coverageExclude: [
-      'src/**/index.ts',
-      'src/artifacts.ts',
-      'src/policy/cel-worker.ts',
-      'src/policy/thread-niceness.ts',
-    ],
+    coverageExclude: ['src/**/index.ts', 'src/artifacts.ts', 'src/policy/cel-worker.ts'],
   }),
   // Built workspace packages load as plain Node modules: benchmarks then time the code that ships,
   // without the module runner's export getters in the hot loop.

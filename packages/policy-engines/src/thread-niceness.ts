@@ -2,7 +2,9 @@
 // loop answering cheap requests) is scheduled first when both want a core. Linux keeps a nice
 // value per thread: os.setPriority with the thread's own id (which /proc/thread-self names)
 // changes this thread only. Best effort: where /proc/thread-self does not exist (not Linux) or the
-// change is refused, the thread keeps the priority it has.
+// change is refused, the thread keeps the priority it has. Exported as
+// `@signet/policy-engines/thread-priority` for every worker thread Signet starts (the engines', the
+// verifier's CEL workers, the webhook's body check), each of which imports only this file.
 
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';

@@ -5,16 +5,13 @@
 // and validated here, so that the event loop parses only bodies that are valid and cheap.
 // Imports only Node's modules, a package, types, and its own modules by the extension it runs
 // with, so it runs from source as from dist.
-import { extname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { AdmissionReviewError, parseAdmissionReviewJson } from '@signet/k8s-types';
 import type { BodyCheckReply, BodyCheckRequest, BodyCheckStart } from './body-check.js';
 
 const port = parentPort;
 if (port === null) throw new Error('the body check must run in a worker thread');
-const niceness = (await import(
-  `./thread-niceness${extname(new URL(import.meta.url).pathname)}`
-)) as typeof import('./thread-niceness.js');
+const niceness = await import('@signet/policy-engines/thread-priority');
 niceness.lowerThreadPriority((workerData as BodyCheckStart).threadNiceness);
 
 const OPEN_BRACE = 0x7b;

@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 
 /** What a worker is started with. */
 export interface BodyCheckStart {
-  /** Added to the thread's nice value before it takes a body (see thread-niceness.ts). */
+  /** Added to the thread's nice value before it takes a body (@signet/policy-engines/thread-priority). */
   readonly threadNiceness: number;
 }
 

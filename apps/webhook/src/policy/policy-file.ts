@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { compileException, compilePolicy, InvalidPolicyError } from '@signet/core';
 import { parseAllDocuments } from 'yaml';
 import { InputError } from '../errors.js';
-import { collectPolicyObjects, type PolicyObjects } from './policy-objects.js';
+import { collectPolicyObjects, mergePolicyObjects, type PolicyObjects } from './policy-objects.js';
 
 /**
  * Loads ClusterImagePolicies, TrustRoots, ImagePolicies, ImagePolicyExceptions, the config
@@ -15,6 +15,16 @@ export async function loadPolicyFile(path: string, namespace: string): Promise<P
   const text = await readFile(path, 'utf8');
   const objects = parsePolicyYaml(text, namespace, path);
   return { ...objects, problems: objects.problems.map((problem) => ({ ...problem, source: path })) };
+}
+
+/**
+ * The policy objects of `paths`, merged, for every command that takes `--policy-file` (`serve`,
+ * `verify`, `audit`); refused with an InputError when one is not usable (see below).
+ */
+export async function readPolicyFiles(paths: readonly string[], namespace: string): Promise<PolicyObjects> {
+  const objects = mergePolicyObjects(await Promise.all(paths.map((path) => loadPolicyFile(path, namespace))));
+  requireUsablePolicyFiles(objects);
+  return objects;
 }
 
 /**

@@ -20,6 +20,7 @@ describe('signet serve flags', () => {
       maxConnections: 1024,
       maxConnectionsPerSource: 256,
       webhookName: 'signet',
+      leaderIdentity: undefined,
       insecureRegistries: [],
       registries: {
         insecureRegistries: [],
@@ -31,6 +32,7 @@ describe('signet serve flags', () => {
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
+      signatureFormatDefault: ['legacy', 'bundle'],
       exceptionMaxLifetimeMs: 30 * 24 * 3_600_000,
       maxRequestBytes: 4 * 1024 * 1024,
       policyValidationConcurrency: 2,
@@ -45,7 +47,6 @@ describe('signet serve flags', () => {
         concurrency: 4,
         maxResults: 500,
         leaseName: 'signet-audit',
-        identity: undefined,
       },
     });
     expect(serveConfigFrom({ ...files, host: '127.0.0.1' }, { POD_NAMESPACE: 'sig' })).toMatchObject({
@@ -66,6 +67,20 @@ describe('signet serve flags', () => {
       secretName: 'signet-webhook-tls',
       serviceName: 'signet-webhook',
     });
+  });
+
+  it("reads the formats of an authority without signatureFormat: both, or policy-controller's legacy alone", () => {
+    const formats = (value: string) =>
+      serveConfigFrom({ ...files, 'signature-format-default': value }, {}).signatureFormatDefault;
+    expect(formats('legacy')).toEqual(['legacy']);
+    expect(formats('bundle, legacy')).toEqual(['bundle', 'legacy']);
+    for (const wrong of ['notation', 'legacy,legacy', '', 'legacy,']) {
+      expect(() => formats(wrong), wrong).toThrow(
+        `--signature-format-default must be signature formats separated by commas, each once (legacy, bundle), got ${JSON.stringify(wrong)}`,
+      );
+    }
+    const parsed = parseCommandLine(SERVE_COMMAND, ['--signature-format-default=legacy']);
+    expect(parsed.values['signature-format-default']).toBe('legacy');
   });
 
   it('takes the client CA (required unless if-given) and the connection limits', () => {
@@ -198,6 +213,23 @@ describe('signet serve outbound flags', () => {
     const config = serveConfigFrom(values, {});
     expect(config.registries.privateHosts).toEqual(['gitlab.corp', 'tuf.corp:8080']);
     expect(config.registries.kmsEndpoints).toEqual(['localstack:4566', 'kms.corp.example']);
+  });
+});
+
+describe('signet serve Lease identity', () => {
+  it('is the Pod name unless given; --audit-identity is its old spelling', () => {
+    const base = ['--policy-file=p.yaml', '--tls-cert-file=c', '--tls-key-file=k'];
+    const from = (args: string[], env: NodeJS.ProcessEnv) => {
+      const parsed = parseCommandLine(SERVE_COMMAND, [...base, ...args]);
+      return { identity: serveConfigFrom(parsed.values, env).leaderIdentity, warnings: parsed.warnings };
+    };
+    expect(from([], { POD_NAME: 'signet-abc' })).toEqual({ identity: 'signet-abc', warnings: [] });
+    expect(from([], {})).toEqual({ identity: undefined, warnings: [] });
+    expect(from(['--leader-identity=replica-a'], { POD_NAME: 'signet-abc' }).identity).toBe('replica-a');
+    expect(from(['--audit-identity=replica-b'], {})).toEqual({
+      identity: 'replica-b',
+      warnings: ['--audit-identity is deprecated; use --leader-identity'],
+    });
   });
 });
 

@@ -27,10 +27,10 @@ describe('docs/examples/policies/namespaced', () => {
       { namespace: 'signet-system' },
     );
     expect(problems).toEqual([]);
-    const [policy] = snapshot?.set.namespaced.get('shop') ?? [];
+    const [policy] = snapshot?.policySet.namespaced.get('shop') ?? [];
     expect(policy?.name).toBe('shop/shop-release');
     expect(
-      policy?.verify.compiled.authorities.map((a) => [a.name, a.type !== 'static' && a.state.kind]),
+      policy?.toVerify.compiled.authorities.map((a) => [a.name, a.type !== 'static' && a.state.kind]),
     ).toEqual([
       ['release-workflow', 'ready'],
       ['team-key', 'ready'],

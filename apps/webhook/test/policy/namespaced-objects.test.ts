@@ -122,7 +122,7 @@ spec: { images: [{ glob: "**" }], policies: [{ kind: ImagePolicy, name: loose }]
     );
 
     const { snapshot } = await compileSnapshot(objects, { namespace: 'signet-system' });
-    const record = snapshot?.set.namespaced.get('team-a')?.[0];
+    const record = snapshot?.policySet.namespaced.get('team-a')?.[0];
     expect(record).toMatchObject({ name: 'team-a/loose', brokenKind: 'unreadable', mode: 'enforce' });
     expect(snapshot?.broken.get('team-a/loose')).toContain('cannot be parsed: spec.mode');
     // It denies what it may have matched, in its namespace only.
@@ -163,7 +163,7 @@ spec:
       'ImagePolicy/team-a/typo',
       'ImagePolicyException/team-a/typo',
     ]);
-    expect(snapshot?.set.exceptions.size).toBe(0);
+    expect(snapshot?.policySet.exceptions.size).toBe(0);
     const anywhere = parseReference(`registry.example/elsewhere/x@sha256:${'b'.repeat(64)}`);
     expect(snapshot?.match(anywhere, pod('team-a'), Date.now())).toMatchObject({
       kind: 'matched',
@@ -186,7 +186,8 @@ stringData: { cosign.pub: ${JSON.stringify(PEM)} }
       const { snapshot } = await compileSnapshot(parsePolicyYaml(documents.join('---\n'), 'signet-system'), {
         namespace: 'signet-system',
       });
-      const [authority] = snapshot?.set.namespaced.get('team-a')?.[0]?.verify.compiled.authorities ?? [];
+      const [authority] =
+        snapshot?.policySet.namespaced.get('team-a')?.[0]?.toVerify.compiled.authorities ?? [];
       return authority?.type === 'static'
         ? 'static'
         : authority?.state.kind === 'ready'

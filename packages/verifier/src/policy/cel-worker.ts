@@ -13,7 +13,7 @@ export interface CelWorkerStart {
   /** Programs kept between requests (zero: none, every request compiles). */
   readonly maxPrograms: number;
   readonly maxSourceBytes: number;
-  /** Added to the thread's nice value before it loads the engine (see thread-niceness.ts). */
+  /** Added to the thread's nice value before it loads the engine (@signet/policy-engines/thread-priority). */
   readonly threadNiceness: number;
 }
 
@@ -28,7 +28,7 @@ const started = performance.now();
 // Imported by the extension this file runs with: .ts from source (tests), .js from dist.
 const extension = extname(new URL(import.meta.url).pathname);
 const start = workerData as CelWorkerStart;
-const niceness = (await import(`./thread-niceness${extension}`)) as typeof import('./thread-niceness.js');
+const niceness = await import('@signet/policy-engines/thread-priority');
 // Before the engine loads: that is the first costly work this thread does.
 niceness.lowerThreadPriority(start.threadNiceness);
 const cel = (await import(`./cel${extension}`)) as typeof import('./cel.js');
