@@ -48,6 +48,12 @@ export interface PolicyEnginesOptions {
    * that language; without it, compiling one rejects with `ENGINE_NOT_INSTALLED`.
    */
   readonly wasmPath?: (language: PolicyLanguage) => string;
+  /**
+   * Added to the nice value of each engine's worker thread, so that the thread that runs the
+   * engines (an event loop that has cheaper work to answer) is scheduled before them when both
+   * want a core. Linux only, best effort; default 0 (unchanged).
+   */
+  readonly threadNiceness?: number;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -62,7 +68,13 @@ export function createPolicyEngines(options: PolicyEnginesOptions = {}): PolicyE
     let engine = located.get(language);
     if (engine === undefined) {
       const created = locate(language).then((wasmPath) => {
-        const started = new LanguageEngine({ language, wasmPath, limits, onEvent: options.onEvent });
+        const started = new LanguageEngine({
+          language,
+          wasmPath,
+          limits,
+          threadNiceness: options.threadNiceness,
+          onEvent: options.onEvent,
+        });
         engines.set(language, started);
         return started;
       });

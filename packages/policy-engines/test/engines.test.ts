@@ -3,7 +3,7 @@
 
 import { engine as cueEngine } from '@signet/policy-engine-cue';
 import { engine as regoEngine } from '@signet/policy-engine-rego';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ENGINE_ABI, locateEngine } from '../src/engine-package.js';
 import {
   createPolicyEngines,
@@ -215,6 +215,30 @@ describe('the engines', () => {
     expect(await next.evaluate({ d: 1 })).toEqual({ passed: true });
     expect(own.programs()).toEqual({ cue: 2, rego: 0 });
     await own.close();
+  });
+
+  // Issue 21: bounding and compiling an engine (30 and 43 MB of WebAssembly) on the event loop held
+  // it for 170-220 ms, each time the validation engines were loaded again after an idle pause.
+  it('compile their engines in their workers, never on the thread that uses them', async () => {
+    const compile = vi.spyOn(WebAssembly, 'compile');
+    const validate = vi.spyOn(WebAssembly, 'validate');
+    const own = createPolicyEngines({ limits: { evaluationTimeoutMs: 300 } });
+    try {
+      const spin = await own.compile(
+        'rego',
+        'package sigstore\nisCompliant { count([x | x := numbers.range(1, 1000000000)[_]]) > 0 }',
+      );
+      // Stopped at its deadline: the next request starts a worker from the module the first one made.
+      await expect(spin.evaluate({})).rejects.toMatchObject({ code: 'ENGINE_TIMEOUT' });
+      const cue = await own.compile('cue', 'a: 1');
+      expect(await cue.evaluate({ a: 1 })).toEqual({ passed: true });
+      const rego = await own.compile('rego', 'package sigstore\nisCompliant := true');
+      expect(await rego.evaluate({})).toEqual({ passed: true });
+      expect([compile, validate].map((spy) => spy.mock.calls.length)).toEqual([0, 0]);
+    } finally {
+      vi.restoreAllMocks();
+      await own.close();
+    }
   });
 
   it('name their languages', () => {
