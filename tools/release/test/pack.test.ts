@@ -99,10 +99,23 @@ describe.each(packages.map((pkg) => [pkg.manifest.name, pkg] as const))('%s', (n
     expect(m.license).toBe('Apache-2.0');
     expect(m.type).toBe('module');
     expect(m.sideEffects).toBe(false);
-    expect(m.exports).toEqual({
+    const { '.': main, './package.json': manifest, ...subpaths } = m.exports ?? {};
+    expect({ '.': main, './package.json': manifest }).toEqual({
       '.': { types: './dist/index.d.ts', default: './dist/index.js' },
       './package.json': './package.json',
     });
+    // A subpath (a worker thread's import that must not load the package's index) names one
+    // module of dist with its types, both packed.
+    for (const [subpath, target] of Object.entries(subpaths)) {
+      expect(subpath).toMatch(/^\.\/[a-z][a-z-]*$/);
+      const module = (target as { default?: string }).default ?? '';
+      expect(module, subpath).toMatch(/^\.\/dist\/[\w-]+\.js$/);
+      expect(target).toEqual({ types: module.replace(/\.js$/, '.d.ts'), default: module });
+      expect(
+        paths.has(module.slice(2)) && paths.has(module.slice(2).replace(/\.js$/, '.d.ts')),
+        subpath,
+      ).toBe(true);
+    }
     expect(m.repository).toEqual({
       type: 'git',
       url: 'git+https://github.com/signet-dev/signet.git',
