@@ -223,6 +223,9 @@ try {
   const signetFirst = await firstAdmitted(signet.process.pid, `${signet.url}/validate`, signet.caPem, '');
   await signet.waitForPolicies(['side']);
   console.log(`Signet: first admitted review ${(signetFirst * 1000).toFixed(0)} ms after its start`);
+  // A new replica gets its first review once its Pod is Ready and the Service lists it, a readiness
+  // probe after it is ready (the chart's probes every 5 s); start-up.ts waits as long.
+  await new Promise((r) => setTimeout(r, 2000));
   const idle = `idle RSS: policy-controller ${(await rssMiB(pc.pid)).toFixed(0)} MiB, Signet ${(await rssMiB(signet.process.pid)).toFixed(0)} MiB`;
   console.log(idle);
   const arms = [
