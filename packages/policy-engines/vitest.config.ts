@@ -4,5 +4,5 @@ import { signetTestConfig } from '../../vitest.shared.ts';
 export default signetTestConfig({
   testTimeout: 30_000,
   coverage: { lines: 90, functions: 85, statements: 90, branches: 80 },
-  coverageExclude: ['src/**/index.ts', 'src/worker.ts', 'src/protocol.ts'],
+  coverageExclude: ['src/**/index.ts', 'src/worker.ts', 'src/thread-niceness.ts', 'src/protocol.ts'],
 });

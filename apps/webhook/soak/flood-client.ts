@@ -11,7 +11,7 @@
 //     any deadline, and TrustRoots naming mirrors on private addresses or carrying junk repositories)
 //   node flood-client.ts cel PORT CA_FILE CONNECTIONS 0 SECONDS  (Pod CREATEs whose 200 env entries make
 //     the soak's cel-heavy policy run three nested all() over them)
-// Prints one JSON line with what it saw when done.
+// Prints one JSON line with what it saw and the CPU seconds it used when done.
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { createConnection } from 'node:net';
@@ -275,4 +275,7 @@ const modes: Record<string, () => Promise<void>> = {
 const attack = modes[mode as string];
 if (attack === undefined) throw new Error(`unknown mode ${JSON.stringify(mode)}`);
 await attack();
-process.stdout.write(`${JSON.stringify({ mode, statuses: Object.fromEntries(statuses) })}\n`);
+const { user, system } = process.cpuUsage();
+process.stdout.write(
+  `${JSON.stringify({ mode, statuses: Object.fromEntries(statuses), cpuSeconds: (user + system) / 1e6 })}\n`,
+);

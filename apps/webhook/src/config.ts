@@ -77,6 +77,8 @@ export interface ServeConfig {
   readonly cacheTtlMs: number;
   readonly resolveDigests: boolean;
   readonly allowUnpinnedTags: boolean;
+  /** What an authority without `signatureFormat` reads, in order (`--signature-format-default`). */
+  readonly signatureFormatDefault: readonly string[];
   /** The longest an ImagePolicyException may live, creation to expiry. */
   readonly exceptionMaxLifetimeMs: number;
   readonly maxRequestBytes: number;

@@ -206,7 +206,7 @@ export class SignetMetrics {
     });
     this.statusWrites = new Counter({
       name: 'signet_status_writes_total',
-      help: 'Writes of status.conditions on ClusterImagePolicies and TrustRoots, by kind and result (written, conflict, error).',
+      help: 'Writes of status.conditions on ClusterImagePolicies, TrustRoots, ImagePolicies and ImagePolicyExceptions, by kind and result (written, conflict, error).',
       labelNames: ['kind', 'result'],
       registers,
     });

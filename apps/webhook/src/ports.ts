@@ -3,6 +3,7 @@
 // one. It owns readiness (ready once policies are installed, until a shutdown begins), puts each
 // new serving certificate and client CA bundle into the running server, and on stop lets in-flight
 // reviews finish within the grace given.
+
 import type { Admission } from './admission/assemble-admission.js';
 import type { ServeConfig } from './config.js';
 import type { ReviewHandler } from './http/review.js';
@@ -11,6 +12,7 @@ import type { Logger } from './logger.js';
 import type { SignetMetrics } from './metrics.js';
 import { type ClientAuth, type RunningServers, startServers } from './server.js';
 import { type CertificatePair, certificateExpirySeconds } from './tls.js';
+import { WORKER_NICENESS } from './worker-niceness.js';
 
 /** The HTTP layer, loaded lazily: `signet verify` and `signet audit` never pay for express. */
 export async function loadHttpLayer() {
@@ -73,6 +75,7 @@ export class Ports implements Part {
       admissionLog: this.#options.admissionLog,
       metrics,
       bodyLimitBytes: config.maxRequestBytes,
+      bodyCheck: { threadNiceness: WORKER_NICENESS },
     });
     this.#app = app;
     const certificate = this.#options.certificate.current;

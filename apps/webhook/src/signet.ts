@@ -2,10 +2,12 @@
 // here, once, then started in order and stopped in reverse by one Lifecycle (ADR 0023). Policies
 // come from files or from the cluster; with a cluster, one leader elector runs the parts only one
 // replica may run (policy status, the background scan).
+import { SIGNATURE_FORMATS } from '@signet/verifier';
 import { type Admission, assembleAdmission } from './admission/assemble-admission.js';
 import type { ScannerSetup } from './audit/start-scanner.js';
 import type { ServeConfig } from './config.js';
 import type { ClusterPolicySourceOptions } from './kube/cluster-source.js';
+import type { NamespacedStatusWriterOptions } from './kube/namespaced-status-writer.js';
 import type { SelfManagedTlsOptions } from './kube/self-managed-tls.js';
 import type { StatusWriterOptions } from './kube/status-writer.js';
 import { LeaderElector, replicaIdentity } from './lifecycle/leader-elector.js';
@@ -82,7 +84,12 @@ export async function startSignet(
     cacheTtlMs: config.cacheTtlMs,
     resolveDigests: config.resolveDigests,
     allowUnpinnedTags: config.allowUnpinnedTags,
-    ...(kube ? { pullSecrets: kube.pullSecrets } : {}),
+    ...(kube
+      ? {
+          pullSecrets: kube.pullSecrets,
+          onExceptionUses: (request, uses) => kube.exceptionEvents.record(request, uses),
+        }
+      : {}),
   });
   const pools = new ComputePools({ logger, validationConcurrency: config.policyValidationConcurrency });
   const inputs = await createRefreshedInputs(config, logger, metrics);
@@ -93,7 +100,12 @@ export async function startSignet(
   const ports = new Ports({
     http,
     admission,
-    policyHandler: policyValidator({ view: policies.view, compile, capacity: pools.capacity }),
+    policyHandler: policyValidator({
+      view: policies.view,
+      compile,
+      capacity: pools.capacity,
+      readsInputsByReference: kube !== undefined,
+    }),
     certificate,
     clientAuth,
     config,
@@ -154,6 +166,7 @@ function compileOptions(config: ServeConfig, pools: ComputePools, inputs: Refres
   return {
     namespace: config.namespace,
     maxExceptionLifetimeMs: config.exceptionMaxLifetimeMs,
+    formats: SIGNATURE_FORMATS.withDefaults(config.signatureFormatDefault),
     cel: pools.cel,
     fetchRemotePolicy: remotePolicies(config.registries, { retryAfterMs: RETRY_BROKEN_MS / 2 }),
     kmsKeys: inputs.kmsKeys,
@@ -186,10 +199,14 @@ interface PolicySide {
  */
 function policyParts(side: PolicySide) {
   const { config, kube, admission } = side;
-  const statusWriter = kube?.statusWriter({
-    objects: () => source?.policyObjects() ?? [],
-    election: { lease: `${config.webhookName}-policy-status`, durationMs: 15_000 },
+  const election = { lease: `${config.webhookName}-policy-status`, durationMs: 15_000 };
+  const statusWriter = kube?.statusWriter({ objects: () => source?.policyObjects() ?? [], election });
+  // The namespaces' ImagePolicies and exceptions: on the same Lease, in a part of their own.
+  const namespacedStatus = kube?.namespacedStatusWriter({
+    objects: () => source?.namespacedObjects() ?? [],
+    election,
   });
+  const writers = [...(statusWriter ? [statusWriter] : []), ...(namespacedStatus ? [namespacedStatus] : [])];
   const scanner = kube?.scanner?.({
     store: admission.store,
     service: admission.service,
@@ -203,7 +220,13 @@ function policyParts(side: PolicySide) {
       metrics: side.metrics,
       engines: side.pools.engines,
       ...(kube ? { events: kube.events } : {}),
-      ...(statusWriter ? { onInstalled: (snapshot) => statusWriter.installed(snapshot) } : {}),
+      ...(writers.length > 0
+        ? {
+            onInstalled: (snapshot) => {
+              for (const writer of writers) writer.installed(snapshot);
+            },
+          }
+        : {}),
     }),
     // Remote roots (and cache entries) of TrustRoots that are gone are dropped.
     onView: (objects) => void side.inputs.retain(objects.trustRoots),
@@ -211,7 +234,9 @@ function policyParts(side: PolicySide) {
   });
   const source = kube?.source({
     onChange: (objects) => void intake.accept(objects),
-    onObjects: () => statusWriter?.reconcile(),
+    onObjects: () => {
+      for (const writer of writers) writer.reconcile();
+    },
   });
   const { files } = side;
   if (source === undefined) {
@@ -221,7 +246,7 @@ function policyParts(side: PolicySide) {
   }
   return {
     intake,
-    parts: [source, ...(statusWriter ? [statusWriter] : []), ...(scanner ? [scanner] : [])],
+    parts: [source, ...writers, ...(scanner ? [scanner] : [])],
     view: () => (admission.store.current ? source.snapshot() : undefined),
   };
 }
@@ -263,26 +288,31 @@ type Kube = Awaited<ReturnType<typeof loadKube>>;
 
 /**
  * The Kubernetes side, loaded only when policies come from a cluster: the client, the policy
- * watches, Events, pull secrets, self-managed TLS, and the leader elector with the parts it runs
- * (policy status; the background scan, loaded only when it is on).
+ * watches, Events (on policies, and on what an exception let in), pull secrets, self-managed TLS,
+ * and the leader elector with the parts it runs (policy status, of ClusterImagePolicies and of
+ * the namespaces' objects; the background scan, loaded only when it is on).
  */
 async function loadKube(config: ServeConfig, logger: Logger, metrics: SignetMetrics) {
-  const [connection, watches, events, pullSecrets, tls, lease, status, audit] = await Promise.all([
-    import('./kube/kube-api.js'),
-    import('./kube/cluster-source.js'),
-    import('./kube/events.js'),
-    import('./kube/pull-secret-lookup.js'),
-    import('./kube/self-managed-tls.js'),
-    import('./kube/leader-lease.js'),
-    import('./kube/status-writer.js'),
-    config.audit.intervalMs > 0 ? import('./audit/start-scanner.js') : undefined,
-  ]);
+  const [connection, watches, events, pullSecrets, tls, lease, status, namespaced, exceptions, audit] =
+    await Promise.all([
+      import('./kube/kube-api.js'),
+      import('./kube/cluster-source.js'),
+      import('./kube/events.js'),
+      import('./kube/pull-secret-lookup.js'),
+      import('./kube/self-managed-tls.js'),
+      import('./kube/leader-lease.js'),
+      import('./kube/status-writer.js'),
+      import('./kube/namespaced-status-writer.js'),
+      import('./kube/exception-events.js'),
+      config.audit.intervalMs > 0 ? import('./audit/start-scanner.js') : undefined,
+    ]);
   const api = connection.openKubeApi({ kubeconfig: config.kubeconfig, context: config.context });
   const { namespace, webhookName } = config;
   const cluster = { api, logger, namespace };
   return {
     pullSecrets: new pullSecrets.KubePullSecretLookup(api),
     events: new events.PolicyEventRecorder(api, logger),
+    exceptionEvents: new exceptions.ExceptionEvents({ api, logger }),
     elector: new LeaderElector({
       identity: replicaIdentity(config.leaderIdentity),
       logger,
@@ -292,6 +322,8 @@ async function loadKube(config: ServeConfig, logger: Logger, metrics: SignetMetr
       new watches.ClusterPolicySource({ ...cluster, ...options }),
     statusWriter: (options: Omit<StatusWriterOptions, 'api' | 'logger' | 'metrics'>) =>
       new status.PolicyStatusWriter({ api, logger, metrics, ...options }),
+    namespacedStatusWriter: (options: Omit<NamespacedStatusWriterOptions, 'api' | 'logger' | 'metrics'>) =>
+      new namespaced.NamespacedStatusWriter({ api, logger, metrics, ...options }),
     scanner: audit
       ? (options: Omit<ScannerSetup, keyof typeof cluster | 'metrics'>) =>
           audit.createBackgroundScanner({ ...cluster, metrics, ...options })

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { Writable } from 'node:stream';
 
@@ -55,4 +55,20 @@ export class LogCapture extends Writable {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.lines.push(JSON.parse(line));
     done();
   }
+}
+
+/** A thread of this process: its name (Node names a worker's thread by its `name`) and nice value. */
+export interface ThreadPriority {
+  readonly name: string;
+  readonly nice: number;
+}
+
+/** The threads of this process, from /proc (Linux); the main thread's id is the process's. */
+export function threadPriorities(): { readonly main: ThreadPriority; readonly all: ThreadPriority[] } {
+  const read = (tid: string | number): ThreadPriority => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(fields[16]) };
+  };
+  return { main: read(process.pid), all: readdirSync('/proc/self/task').map(read) };
 }

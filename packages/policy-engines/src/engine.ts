@@ -10,7 +10,6 @@ import { Worker } from 'node:worker_threads';
 import { PolicyEngineError, PolicySourceError } from './errors.js';
 import type { PolicyLanguage } from './languages.js';
 import type { EngineAnswer, EngineOperation, WorkerMessage, WorkerStart } from './protocol.js';
-import { withMemoryLimit } from './wasm-limits.js';
 
 export interface EngineLimits {
   /** Deadline of one evaluation. */
@@ -42,6 +41,8 @@ export interface EngineOptions {
   readonly language: PolicyLanguage;
   readonly wasmPath: string;
   readonly limits: EngineLimits;
+  /** Added to each worker thread's nice value (0: the thread keeps the priority it starts with). */
+  readonly threadNiceness?: number | undefined;
   readonly onEvent?: ((event: EngineEvent) => void) | undefined;
 }
 
@@ -56,7 +57,8 @@ interface RunningWorker {
 export class LanguageEngine {
   readonly language: PolicyLanguage;
   readonly #options: EngineOptions;
-  #module: Promise<WebAssembly.Module> | undefined;
+  /** The engine as its first worker compiled it; until then, each new worker compiles it. */
+  #module: WebAssembly.Module | undefined;
   #running: RunningWorker | undefined;
   readonly #sources = new Map<number, string>();
   #nextId = 1;
@@ -167,44 +169,54 @@ export class LanguageEngine {
     return answer;
   }
 
-  #loadModule(): Promise<WebAssembly.Module> {
-    this.#module ??= (async () => {
-      let bytes: Uint8Array;
-      try {
-        bytes = await readFile(this.#options.wasmPath);
-      } catch (error) {
-        throw new PolicyEngineError(
-          'ENGINE_UNAVAILABLE',
-          `the ${this.language} engine is not built (${this.#options.wasmPath}): run the build of @signet/policy-engines`,
-          { cause: error },
-        );
-      }
-      return WebAssembly.compile(withMemoryLimit(bytes, this.#options.limits.memoryLimitBytes));
-    })();
-    // A failed load is retried by the next request (the file may appear).
-    this.#module.catch(() => {
-      this.#module = undefined;
-    });
-    return this.#module;
+  /**
+   * What the next worker starts from: the compiled module once a worker made it, else the file's
+   * bytes, which the worker bounds and compiles (off the event loop: for engines of tens of
+   * megabytes, that took the event loop 170-220 ms). A file that cannot be read fails the request;
+   * the next one tries again (the file may appear).
+   */
+  async #engine(): Promise<WorkerStart['engine']> {
+    if (this.#module !== undefined) return { module: this.#module };
+    try {
+      const bytes = await readFile(this.#options.wasmPath);
+      return { bytes, memoryLimitBytes: this.#options.limits.memoryLimitBytes };
+    } catch (error) {
+      throw new PolicyEngineError(
+        'ENGINE_UNAVAILABLE',
+        `the ${this.language} engine's WebAssembly file does not load (${this.#options.wasmPath}): build @signet/policy-engine-${this.language}`,
+        { cause: error },
+      );
+    }
   }
 
   async #worker(): Promise<RunningWorker> {
     if (this.#running === undefined) {
-      const module = await this.#loadModule();
-      this.#running = this.#spawn(module);
+      const engine = await this.#engine();
+      // Another request may have started a worker while the file was read.
+      this.#running ??= this.#spawn(engine);
     }
     const running = this.#running;
     await running.ready;
     return running;
   }
 
-  #spawn(module: WebAssembly.Module): RunningWorker {
-    const start: WorkerStart = { module };
+  #spawn(engine: WorkerStart['engine']): RunningWorker {
+    const start: WorkerStart = { engine, threadNiceness: this.#options.threadNiceness ?? 0 };
+    // The file's bytes are handed over, not copied, when they fill their buffer.
+    const transferList =
+      'bytes' in engine &&
+      engine.bytes.byteOffset === 0 &&
+      engine.bytes.byteLength === engine.bytes.buffer.byteLength
+        ? [engine.bytes.buffer as ArrayBuffer]
+        : [];
     const script = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
     // The engine's memory is bounded by the module (withMemoryLimit); the JS heap of the
     // thread holds only messages.
     const worker = new Worker(script, {
+      // The thread's name (as `ps -L` and /proc show it).
+      name: `${this.language}-engine`,
       workerData: start,
+      transferList,
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
       stdout: false,
       stderr: false,
@@ -225,6 +237,7 @@ export class LanguageEngine {
       const onMessage = (message: WorkerMessage) => {
         if (message.type === 'ready') {
           cleanup();
+          if (message.module !== undefined) this.#module ??= message.module;
           this.#options.onEvent?.({ type: 'started', language: this.language, startupMs: message.startupMs });
           resolve();
         } else if (message.type === 'fatal') {

@@ -3,8 +3,15 @@
 
 /** What the worker is started with. */
 export interface WorkerStart {
-  /** The engine, compiled once by the host (a module is shared with the worker, not copied). */
-  readonly module: WebAssembly.Module;
+  /**
+   * The engine: compiled by an earlier worker of the same engine (a module is shared between
+   * threads, not copied), or the bytes of its file, which this worker bounds and compiles.
+   */
+  readonly engine:
+    | { readonly module: WebAssembly.Module }
+    | { readonly bytes: Uint8Array; readonly memoryLimitBytes: number };
+  /** Added to the thread's nice value before it starts the engine (see thread-niceness.ts). */
+  readonly threadNiceness: number;
 }
 
 export type EngineOperation =
@@ -24,7 +31,8 @@ export interface EngineAnswer {
 }
 
 export type WorkerMessage =
-  | { readonly type: 'ready'; readonly startupMs: number }
+  /** `module` when this worker compiled the engine: the next workers start from it. */
+  | { readonly type: 'ready'; readonly startupMs: number; readonly module?: WebAssembly.Module }
   | { readonly type: 'answer'; readonly seq: number; readonly answer: EngineAnswer }
   /** The instance stopped (out of memory, a Go panic, a trap): the worker exits after this. */
   | { readonly type: 'fatal'; readonly seq: number | undefined; readonly message: string };

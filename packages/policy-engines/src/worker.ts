@@ -1,6 +1,8 @@
 // The worker thread that runs one engine instance (a Go wasip1 reactor). Requests are handled
 // one at a time, synchronously: the host bounds each with a deadline and terminates this thread
-// when it passes. Imports only Node's modules and types, so it runs from source as from dist.
+// when it passes. Imports only Node's modules, types, and its own modules by the extension it
+// runs with, so it runs from source as from dist.
+import { extname } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { HostMessage, WorkerMessage, WorkerStart } from './protocol.js';
 
@@ -13,6 +15,12 @@ interface EngineExports {
 const port = parentPort;
 if (port === null) throw new Error('the policy engine worker must run in a worker thread');
 const send = (message: WorkerMessage) => port.postMessage(message);
+const extension = extname(new URL(import.meta.url).pathname);
+const niceness = (await import(`./thread-niceness${extension}`)) as typeof import('./thread-niceness.js');
+const limits = (await import(`./wasm-limits${extension}`)) as typeof import('./wasm-limits.js');
+const { engine: given, threadNiceness } = workerData as WorkerStart;
+// Before the engine starts: compiling and instantiating it is the first costly work this thread does.
+niceness.lowerThreadPriority(threadNiceness);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -27,8 +35,19 @@ const { WASI } = await import('node:wasi');
 const OUTPUT_LIMIT = 4 * 1024;
 let output = '';
 
-function start(): EngineExports {
-  const { module } = workerData as WorkerStart;
+/**
+ * The engine's module: the one an earlier worker compiled, or compiled here from its file's bytes
+ * (tens of megabytes: bounding and compiling them here keeps that work off the host's event loop).
+ */
+function compiled(): { module: WebAssembly.Module; fresh: boolean } {
+  if ('module' in given) return { module: given.module, fresh: false };
+  return {
+    module: new WebAssembly.Module(limits.withMemoryLimit(given.bytes, given.memoryLimitBytes)),
+    fresh: true,
+  };
+}
+
+function start(module: WebAssembly.Module): EngineExports {
   // No arguments, no environment, no preopened directories: the engine sees nothing of the host.
   const wasi = new WASI({ version: 'preview1', args: [], env: {}, returnOnExit: true });
   const imports = wasi.getImportObject() as WebAssembly.Imports;
@@ -87,8 +106,9 @@ function call(engine: EngineExports, message: HostMessage): string {
 const started = performance.now();
 let engine: EngineExports;
 try {
-  engine = start();
-  send({ type: 'ready', startupMs: performance.now() - started });
+  const { module, fresh } = compiled();
+  engine = start(module);
+  send({ type: 'ready', startupMs: performance.now() - started, ...(fresh ? { module } : {}) });
 } catch (error) {
   send({ type: 'fatal', seq: undefined, message: `the engine did not start: ${String(error)}` });
   process.exit(1);

@@ -45,8 +45,20 @@ export interface ReferrersQuery {
    * listing: what such an artifact is called where one is skipped ("…, not a Sigstore bundle").
    */
   readonly confirmedAs?: string;
+  /**
+   * Referrers to pass over, by an annotation: unread when their listing has it (the referrers API
+   * copies each referrer's manifest annotations there), their layers unread when only their
+   * manifest has it (the fallback tag as cosign writes it lists none). What cannot count is not
+   * fetched; a referrer without the annotation is read.
+   */
+  readonly skipListed?: ListedAnnotationMatch;
   readonly layers: LayerPick;
 }
+
+/** A listed referrer whose `annotation` equals, or differs from, a value. */
+export type ListedAnnotationMatch =
+  | { readonly annotation: string; readonly equals: string }
+  | { readonly annotation: string; readonly differsFrom: string };
 
 export type ArtifactQuery = DigestTagQuery | ReferrersQuery;
 

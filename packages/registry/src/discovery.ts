@@ -10,6 +10,7 @@ import type {
   ArtifactTypeMatch,
   DigestTagQuery,
   DiscoveryRequest,
+  ListedAnnotationMatch,
   ReferrersQuery,
   StoredArtifact,
   UnreadableCandidate,
@@ -67,19 +68,32 @@ export interface Discovery {
 
 /**
  * The discoveries of one image verification: each distinct request is read once however many
- * callers ask for it, and the referrers of a repository and digest are listed once for every
- * query that reads them. Failures are shared too, as the answer to that request.
+ * callers ask for it, and the referrers of a repository and digest are listed once (and each
+ * manifest by digest read once) for every query that reads them. Failures are shared too, as the
+ * answer to that request.
  */
 export class ArtifactDiscovery {
   readonly #store: ArtifactStore;
   readonly #limits: DiscoveryLimits;
   readonly #discoveries = new Map<string, Promise<Discovery>>();
   readonly #referrers = new Map<string, Promise<Referrers>>();
+  readonly #manifests = new Map<string, Promise<FetchedManifest>>();
 
   constructor(store: ArtifactStore, limits: Partial<DiscoveryLimits> = {}) {
     this.#limits = { ...DEFAULT_DISCOVERY_LIMITS, ...limits };
     this.#store = {
-      getManifest: (repository, reference, call) => store.getManifest(repository, reference, call),
+      // A manifest by digest is the same for every query that reads it (a referrer listed for
+      // signatures and for attestations, where the listing does not say which it is): read once.
+      getManifest: (repository, reference, call) => {
+        if (isTag(reference)) return store.getManifest(repository, reference, call);
+        const key = `${repository.registry}/${repository.repository}@${reference}`;
+        let fetched = this.#manifests.get(key);
+        if (fetched === undefined) {
+          fetched = store.getManifest(repository, reference, call);
+          this.#manifests.set(key, fetched);
+        }
+        return fetched;
+      },
       getBlob: (repository, digest, call, options) => store.getBlob(repository, digest, call, options),
       listReferrers: (repository, digest, call) => {
         const key = `${repository.registry}/${repository.repository}@${digest}`;
@@ -208,7 +222,8 @@ async function referrerArtifacts(
 ): Promise<StoredArtifact[]> {
   const { store, limits } = scan;
   const referrers = await scan.client.listReferrers(store, digest, scan.call);
-  const listed = (descriptor: Descriptor) => matchesType(descriptor.artifactType, query.artifactType);
+  const listed = (descriptor: Descriptor) =>
+    matchesType(descriptor.artifactType, query.artifactType) && !skipped(descriptor, query.skipListed);
   const candidates = unique(referrers.descriptors.filter(listed));
   const source = `${store.registry}/${store.repository}@${digest} referrers`;
   if (referrers.truncated || candidates.length > limits.maxReferrers) {
@@ -246,6 +261,13 @@ function matchesType(artifactType: string | undefined, match: ArtifactTypeMatch)
   return type.includes(match.includes);
 }
 
+/** Whether the annotations of a referrer (listed, or of its manifest) say it is not what the query reads. */
+function skipped(descriptor: Descriptor, skip: ListedAnnotationMatch | undefined): boolean {
+  const value = skip === undefined ? undefined : descriptor.annotations[skip.annotation];
+  if (skip === undefined || value === undefined) return false;
+  return 'equals' in skip ? value === skip.equals : value !== skip.differsFrom;
+}
+
 /** One referrer's artifacts; none (recorded as skipped) when the referrer is not usable. */
 async function referrerFinds(
   scan: Scan,
@@ -277,6 +299,8 @@ async function referrerFinds(
     return skip(`the referrer's subject is ${manifest.subject.digest}, not ${subject}`);
   }
   const manifestAnnotations = { ...descriptor.annotations, ...manifest.annotations };
+  // A listing without annotations (the fallback tag's, as cosign writes it) is judged on the manifest.
+  if (skipped({ ...descriptor, annotations: manifestAnnotations }, query.skipListed)) return [];
   const stored = (at: string, bytes: Uint8Array, layer: Descriptor): StoredArtifact => ({
     source: at,
     bytes,

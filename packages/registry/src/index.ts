@@ -15,6 +15,7 @@ export type {
   DigestTagQuery,
   DiscoveryRequest,
   LayerPick,
+  ListedAnnotationMatch,
   ReferrersQuery,
   StoredArtifact,
   UnreadableCandidate,

@@ -11,6 +11,11 @@ export interface Descriptor {
   /** Empty when the descriptor has none. */
   readonly annotations: Readonly<Record<string, string>>;
   readonly artifactType: string | undefined;
+  /**
+   * For an index's entry, the platform it lists the manifest for, as go-containerregistry writes
+   * one (`linux/arm64/v8`, `windows/amd64:10.0.17763`); absent when the entry names none.
+   */
+  readonly platform?: string;
 }
 
 interface ManifestFields {
@@ -81,13 +86,24 @@ class Reader {
     if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) {
       this.fail(`${path}.size`, 'is not a non-negative integer');
     }
+    const platform = this.platform(value.platform, `${path}.platform`);
     return {
       mediaType,
       digest,
       size,
       annotations: this.annotations(value, `${path}.`),
       artifactType: this.optionalString(value, 'artifactType', `${path}.`),
+      ...(platform === undefined ? {} : { platform }),
     };
+  }
+
+  /** `os/architecture[/variant][:os.version]`; `undefined` when there is no platform object. */
+  platform(value: unknown, path: string): string | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (!isObject(value)) this.fail(path, 'is not an object');
+    const part = (key: string) => this.optionalString(value, key, `${path}.`) ?? '';
+    const [os, architecture, variant, version] = ['os', 'architecture', 'variant', 'os.version'].map(part);
+    return `${os}/${architecture}${variant ? `/${variant}` : ''}${version ? `:${version}` : ''}`;
   }
 
   descriptors(object: JsonObject, key: string): Descriptor[] {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ArtifactQuery } from '../src/artifacts.js';
+import type { ArtifactQuery, ListedAnnotationMatch, ReferrersQuery } from '../src/artifacts.js';
 import { RegistryClient } from '../src/client.js';
 import { ArtifactDiscovery } from '../src/discovery.js';
 import { RegistryError } from '../src/errors.js';
@@ -680,6 +680,31 @@ describe('discoverArtifacts', () => {
     });
   });
 
+  it('passes over listed referrers whose annotation says they cannot count, and reads those listed without it', async () => {
+    const { memory, server, client, image, request } = await setup();
+    const SIGN = 'https://sigstore.dev/cosign/sign/v1';
+    const signature = pushBundleReferrer(memory, 'team/app', image, { predicateType: SIGN });
+    const provenance = pushBundleReferrer(memory, 'team/app', image, {
+      predicateType: 'https://slsa.dev/provenance/v1',
+    });
+    const unannotated = pushBundleReferrer(memory, 'team/app', image);
+    const { legacySignatures: _s, legacyAttestations: _a, bundles: _b, ...where } = request();
+    const key = 'dev.sigstore.bundle.predicateType';
+    const read = async (skipListed: ListedAnnotationMatch) => {
+      const query: ReferrersQuery = { ...(BUNDLES as ReferrersQuery), skipListed };
+      const before = server.requests.length;
+      const found = await new ArtifactDiscovery(client).discover({ ...where, query }, callWithin(5_000));
+      const fetched = server.requests.slice(before).filter((seen) => seen.url.includes('/manifests/'));
+      return { found: found.artifacts.map((a) => a.source.split('@')[1]), fetched: fetched.length };
+    };
+    const signatures = await read({ annotation: key, differsFrom: SIGN });
+    expect(signatures.found.sort()).toEqual([signature.digest, unannotated.digest].sort());
+    expect(signatures.fetched).toBe(2);
+    const attestations = await read({ annotation: key, equals: SIGN });
+    expect(attestations.found.sort()).toEqual([provenance.digest, unannotated.digest].sort());
+    expect(attestations.fetched).toBe(2);
+  });
+
   it('refuses a tag prefix that makes an invalid tag', async () => {
     const { client, request } = await setup();
     const error = (await discoverAll(client, request({ tagPrefix: 'bad/' }), callWithin(5_000)).catch(
@@ -723,5 +748,53 @@ describe('ArtifactDiscovery', () => {
     const urls = server.requests.slice(before).map((seen) => seen.url);
     expect(urls.filter((url) => url.includes('.sig'))).toHaveLength(1);
     expect(urls.filter((url) => url.includes('/referrers/'))).toHaveLength(1);
+  });
+
+  it('reads a referrer manifest once for the queries that both list it, as from a fallback tag without annotations', async () => {
+    const { memory, server, client, image, request } = await setup();
+    memory.referrersApi = false;
+    const SIGN = 'https://sigstore.dev/cosign/sign/v1';
+    const signature = pushBundleReferrer(memory, 'team/app', image, { predicateType: SIGN });
+    const provenance = pushBundleReferrer(memory, 'team/app', image, {
+      predicateType: 'https://slsa.dev/provenance/v1',
+    });
+    // cosign's fallback index lists the referrers without their annotations.
+    const listing = [signature, provenance].map(({ mediaType, digest, size }) => ({
+      mediaType,
+      digest,
+      size,
+      artifactType: BUNDLE,
+    }));
+    memory.pushManifest(
+      'team/app',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: listing },
+      { tag: tagOf(image.digest, '') },
+    );
+    const { legacySignatures: _s, legacyAttestations: _a, bundles: _b, ...where } = request();
+    const key = 'dev.sigstore.bundle.predicateType';
+    const query = (skipListed: ListedAnnotationMatch): ReferrersQuery => ({
+      ...(BUNDLES as ReferrersQuery),
+      skipListed,
+    });
+    const discovery = new ArtifactDiscovery(client);
+    const before = server.requests.length;
+    const [signatures, attestations] = await Promise.all([
+      discovery.discover(
+        { ...where, query: query({ annotation: key, differsFrom: SIGN }) },
+        callWithin(5_000),
+      ),
+      discovery.discover({ ...where, query: query({ annotation: key, equals: SIGN }) }, callWithin(5_000)),
+    ]);
+    expect(signatures.artifacts.map((a) => a.source.split('@')[1])).toEqual([signature.digest]);
+    expect(attestations.artifacts.map((a) => a.source.split('@')[1])).toEqual([provenance.digest]);
+    expect(signatures.skipped).toEqual([]);
+    const urls = server.requests.slice(before).map((seen) => seen.url);
+    for (const referrer of [signature, provenance])
+      expect(
+        urls.filter((url) => url.endsWith(`/manifests/${referrer.digest}`)),
+        referrer.digest,
+      ).toHaveLength(1);
+    // Each query reads the blob of the referrer it counts, and not the other's.
+    expect(urls.filter((url) => url.includes('/blobs/'))).toHaveLength(2);
   });
 });

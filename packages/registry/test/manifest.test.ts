@@ -63,6 +63,28 @@ describe('parseManifest', () => {
     expect(list.kind).toBe('index');
   });
 
+  it("names each index entry's platform as go-containerregistry writes it, when the entry has one", () => {
+    const index = parse({
+      schemaVersion: 2,
+      mediaType: OCI_INDEX,
+      manifests: [
+        { ...descriptor, platform: { os: 'linux', architecture: 'amd64' } },
+        { ...descriptor, platform: { os: 'linux', architecture: 'arm', variant: 'v7' } },
+        { ...descriptor, platform: { os: 'windows', architecture: 'amd64', 'os.version': '10.0.17763' } },
+        { ...descriptor, platform: null },
+        descriptor,
+      ],
+    });
+    expect(index.kind === 'index' && index.manifests.map((m) => m.platform)).toEqual([
+      'linux/amd64',
+      'linux/arm/v7',
+      'windows/amd64:10.0.17763',
+      undefined,
+      undefined,
+    ]);
+    expect(index.kind === 'index' && 'platform' in (index.manifests[4] ?? {})).toBe(false);
+  });
+
   const malformed: [string, unknown, string][] = [
     ['invalid JSON', '{', 'manifest v1 is not valid JSON'],
     ['invalid UTF-8', new Uint8Array([0xff, 0xfe]), 'manifest v1 is not valid JSON'],
@@ -114,6 +136,16 @@ describe('parseManifest', () => {
       'a string size',
       { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [{ ...descriptor, size: '1' }] },
       'manifests[0].size',
+    ],
+    [
+      'a platform that is not an object',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [{ ...descriptor, platform: 'linux/amd64' }] },
+      'manifests[0].platform is not an object',
+    ],
+    [
+      'a platform whose os is not a string',
+      { schemaVersion: 2, mediaType: OCI_INDEX, manifests: [{ ...descriptor, platform: { os: 1 } }] },
+      'manifests[0].platform.os is not a string',
     ],
     [
       'annotations that are a list',

@@ -4,7 +4,7 @@
 // core turns into the AdmissionResponse.
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
-import type { CredentialSource, DigestRef, RegistryCall } from '@signet/registry';
+import type { CredentialSource, DigestRef, Manifest, RegistryCall } from '@signet/registry';
 import {
   ArtifactDiscovery,
   type DiscoveryLimits,
@@ -12,14 +12,13 @@ import {
   RegistryClient,
   RegistryError,
 } from '@signet/registry';
-import type { DiscoveredArtifact } from './artifacts.js';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
-import { findArtifacts } from './formats/discover.js';
-import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
-import { consideredCount, type OtherFormat, searchOf } from './policy/verify-authority.js';
-import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
+import { verifyIndexed } from './image-index.js';
+import type { CompiledAuthorities } from './policy/compile.js';
+import type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 import { SignatureCheckError } from './sigstore/errors.js';
 import { TagCache } from './tag-cache.js';
+import { verifyAtDigest } from './verify-at-digest.js';
 
 /** One matching ClusterImagePolicy, compiled, as the verifier needs it. */
 export interface PolicyToVerify {
@@ -151,9 +150,21 @@ export class ImageVerifier {
       configs ??= fetchConfigFiles(client, target, call);
       return configs;
     };
+    // Read once per image, for the policies that judge an index by its platforms.
+    let manifest: Promise<Manifest> | undefined;
+    const readManifest = (call: RegistryCall) => {
+      manifest ??= client.getManifest(target, target.digest, call).then((fetched) => fetched.manifest);
+      return manifest;
+    };
     const checks = await Promise.all(
       image.policies.map((policy) =>
-        this.#checkPolicy(policy, target, { discovery, configFiles }, options, started),
+        this.#checkPolicy(
+          policy,
+          target,
+          { discovery, configFiles, manifest: readManifest },
+          options,
+          started,
+        ),
       ),
     );
     return { verdict: verdictOf(image, checks), digest, checks };
@@ -173,46 +184,24 @@ export class ImageVerifier {
         try {
           inputs = { ...inputs, config: await reads.configFiles(call) };
         } catch (error) {
-          if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
           return failedCheck(
             policy,
-            infrastructure('cannot read the image config files', error, options, started),
+            this.#registryFailure('cannot read the image config files', error, options, started),
           );
         }
       }
-      const found = new Map<CompiledAuthority, readonly DiscoveredArtifact[] | SignatureCheckError>();
-      await Promise.all(
-        policy.compiled.authorities.map(async (authority) => {
-          if (authority.type === 'static') return;
-          try {
-            // Unusable candidates come too: the authority reports them among what it rejected.
-            found.set(authority, await findArtifacts(reads.discovery(), searchOf(authority), target, call));
-          } catch (error) {
-            found.set(authority, this.#unreadable(error, options, started));
-          }
-        }),
-      );
-      const artifactsFor = (a: CompiledAuthority) => found.get(a) ?? [];
-      const check = await verifyPolicy(
-        policy.compiled,
-        target.digest,
-        artifactsFor,
+      const digestReads = {
+        discovery: reads.discovery(),
+        call,
         inputs,
-        undefined,
-        call.signal,
-      );
-      if (check.passed) return check;
-      // Nothing found: look once in the other formats, so the denial can say what is there.
-      const elsewhere = await this.#elsewhere(policy.compiled, check, target, reads.discovery(), call);
-      if (elsewhere.size === 0) return check;
-      return verifyPolicy(
-        policy.compiled,
-        target.digest,
-        artifactsFor,
-        inputs,
-        (a) => elsewhere.get(a) ?? [],
-        call.signal,
-      );
+        unreadable: (error: unknown) => this.#unreadable(error, options, started),
+      };
+      return verifyIndexed(policy.compiled, {
+        digest: target.digest,
+        manifest: () => reads.manifest(call),
+        verifyAt: (digest) => verifyAtDigest(policy.compiled, { ...target, digest }, digestReads),
+        unreadable: (error) => this.#registryFailure('cannot read the image index', error, options, started),
+      });
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
     if (!cacheable(policy.compiled)) return compute(own);
@@ -224,55 +213,26 @@ export class ImageVerifier {
       );
   }
 
-  /**
-   * For each signer authority that found nothing, how many artifacts the image has in each format
-   * it does not read. Only on the way to a denial; a registry failure here just means no hint.
-   */
-  async #elsewhere(
-    compiled: CompiledAuthorities,
-    check: PolicyCheck,
-    target: DigestRef,
-    discovery: ArtifactDiscovery,
-    call: RegistryCall,
-  ): Promise<Map<CompiledAuthority, readonly OtherFormat[]>> {
-    const empty = new Set(
-      check.authorities.flatMap((a) =>
-        !a.passed && a.failure.code === 'NO_SIGNATURES' ? [a.authority] : [],
-      ),
-    );
-    const hints = new Map<CompiledAuthority, readonly OtherFormat[]>();
-    await Promise.all(
-      compiled.authorities.map(async (authority) => {
-        if (authority.type === 'static' || !empty.has(authority.name)) return;
-        const held = await Promise.all(
-          authority.otherFormats.map(async (format): Promise<OtherFormat[]> => {
-            try {
-              // Each other format where it is stored by default (enable-oci11 widens only the
-              // authority's own formats, as policy-controller's does).
-              const search = {
-                ...searchOf(authority),
-                formats: [format],
-                settings: { oci11Referrers: false },
-              };
-              const artifacts = await findArtifacts(discovery, search, target, call);
-              const count = consideredCount(authority, artifacts, [format]);
-              return count > 0 ? [{ format, count }] : [];
-            } catch {
-              return []; // no hint from this format, the denial stays as it was
-            }
-          }),
-        );
-        if (held.flat().length > 0) hints.set(authority, held.flat());
-      }),
-    );
-    return hints;
-  }
-
   /** Why an authority fails at admission when the registry could not be asked for its artifacts. */
   #unreadable(error: unknown, options: VerifyOptions, started: number): SignatureCheckError {
-    if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
-    const failure = infrastructure('cannot read signatures from the registry', error, options, started);
+    const failure = this.#registryFailure(
+      'cannot read signatures from the registry',
+      error,
+      options,
+      started,
+    );
     return new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: failure.cause });
+  }
+
+  /** A registry read that failed, as an infrastructure failure; a registry's error is counted. */
+  #registryFailure(
+    reason: string,
+    error: unknown,
+    options: VerifyOptions,
+    started: number,
+  ): VerificationFailure {
+    if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
+    return infrastructure(reason, error, options, started);
   }
 }
 
@@ -280,6 +240,7 @@ export class ImageVerifier {
 interface ImageReads {
   readonly discovery: () => ArtifactDiscovery;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
+  readonly manifest: (call: RegistryCall) => Promise<Manifest>;
 }
 
 /** A spec-level policy that reads the admitted object gives per-object results: never shared. */

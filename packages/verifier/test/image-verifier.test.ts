@@ -167,15 +167,17 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
       expect(only(await verify(verifier, image.ref, [bundlePolicy])), where.host).toMatchObject({
         passed: true,
       });
-      // the same image has no legacy signature
-      const legacy = await policy('legacy', [{ key: { data: publicKey } }]);
+      // the same image has no legacy signature; an authority without signatureFormat reads both
+      const legacy = await policy('legacy', [{ key: { data: publicKey }, signatureFormat: 'legacy' }]);
       expect(only(await verify(verifier, image.ref, [legacy])).passed, where.host).toBe(false);
+      const either = await policy('either', [{ key: { data: publicKey } }]);
+      expect(only(await verify(verifier, image.ref, [either])).passed, where.host).toBe(true);
     }
   });
 
   it('says what the image has in the other format when an authority finds nothing (issue 9, item 11)', async () => {
     const verifier = new ImageVerifier({ registry });
-    const legacyPolicy = await policy('legacy', [{ key: { data: publicKey } }]);
+    const legacyPolicy = await policy('legacy', [{ key: { data: publicKey }, signatureFormat: 'legacy' }]);
     const bundlePolicy = await policy('bundles', [{ key: { data: publicKey }, signatureFormat: 'bundle' }]);
     const bundled = await push(oci, 'team/only-bundles');
     await cosign.signBundleKeyed(bundled.ref, key);
@@ -184,7 +186,7 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
       failure: {
         kind: 'policy',
         reason:
-          'no signature found in the legacy .sig/.att tags; the image has 1 Sigstore bundle (what cosign 3 writes by default), which count only with signatureFormat: bundle',
+          'no signature found in the legacy .sig/.att tags (signatureFormat: legacy); the image has 1 Sigstore bundle (what cosign 3 writes by default), which this authority does not read',
       },
     });
     const legacy = await push(oci, 'team/only-legacy');

@@ -2,6 +2,7 @@ import {
   type AdmissionDecision,
   checkedVerdict,
   decideAdmission,
+  type Exemption,
   type ImageCheck,
   type ImageVerdict,
   matchSubjectOf,
@@ -42,6 +43,18 @@ export interface AdmissionServiceOptions {
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
   /** Milliseconds since the epoch: which ImagePolicyExceptions are valid (default `Date.now`). */
   readonly now?: () => number;
+  /**
+   * Told the exceptions an admitted request used (never for a dry run, which the background audit's
+   * and `signet verify`'s requests are): the server records Events.
+   */
+  readonly onExceptionUses?: (request: AdmissionRequest, uses: readonly ExceptionUse[]) => void;
+}
+
+/** One policy an ImagePolicyException took off one image of a request. */
+export interface ExceptionUse {
+  readonly image: string;
+  readonly path: string;
+  readonly exemption: Exemption;
 }
 
 const NOT_READY: ReviewOutcome = {
@@ -82,6 +95,7 @@ export class AdmissionService {
   readonly #limit: ConcurrencyLimit;
   readonly #onUnresolvedTag: ((image: string, error: unknown) => void) | undefined;
   readonly #now: () => number;
+  readonly #onExceptionUses: AdmissionServiceOptions['onExceptionUses'];
   /** Decisions `quick` made and left to `review`, for as long as their request object lives. */
   readonly #decided = new WeakMap<AdmissionRequest, AdmissionDecision>();
 
@@ -96,6 +110,7 @@ export class AdmissionService {
     this.#plan = { allowUnpinnedTags: options.allowUnpinnedTags === true };
     this.#onUnresolvedTag = options.onUnresolvedTag;
     this.#now = options.now ?? Date.now;
+    this.#onExceptionUses = options.onExceptionUses;
     this.#limit = new ConcurrencyLimit(
       options.maxConcurrentVerifications ?? 128,
       options.maxQueuedVerifications ?? 1024,
@@ -169,17 +184,26 @@ export class AdmissionService {
     return outcome;
   }
 
-  /** Each policy an exception took off an image: counted, and logged with the exception's reason. */
+  /**
+   * Each policy an exception took off an image: logged with the exception's reason; when the
+   * request is a real write (not a dry run: the background audit's, `kubectl --dry-run=server`),
+   * counted, and told to `onExceptionUses` if the request was admitted.
+   */
   #recordExemptions(request: AdmissionRequest, outcome: ReviewOutcome): void {
     const { exceptionUses, namespaceLabel, exceptionLabel } = this.#metrics;
+    const real = request.dryRun !== true;
+    const uses: ExceptionUse[] = [];
     for (const verdict of outcome.verdicts ?? []) {
       for (const exemption of verdict.exemptions ?? []) {
         const [namespace = '', name = ''] = exemption.exception.split('/');
-        exceptionUses.inc({
-          namespace: namespaceLabel.value(namespace),
-          exception: exceptionLabel.value(name),
-        });
-        this.#logger.info(
+        if (real) {
+          exceptionUses.inc({
+            namespace: namespaceLabel.value(namespace),
+            exception: exceptionLabel.value(name),
+          });
+          uses.push({ image: verdict.image, path: verdict.path, exemption });
+        }
+        this.#logger[real ? 'info' : 'debug'](
           {
             uid: request.uid,
             namespace: request.namespace,
@@ -197,6 +221,7 @@ export class AdmissionService {
         );
       }
     }
+    if (uses.length > 0 && outcome.decision !== 'denied') this.#onExceptionUses?.(request, uses);
   }
 
   /** The validating answer to a decision, given what its checks found. */

@@ -8,7 +8,7 @@ import {
   RegistryClient,
   type RegistryError,
 } from '@signet/registry';
-import { ImageVerifier, VerificationCache } from '@signet/verifier';
+import { ImageVerifier, type SignatureFormats, VerificationCache } from '@signet/verifier';
 import type { RegistrySettings } from '../config.js';
 import { InputError } from '../errors.js';
 import { ReviewTimeout } from '../http/review.js';
@@ -19,7 +19,7 @@ import { policyApplier } from '../policy/policy-applier.js';
 import type { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import type { PolicyObjects, PolicyProblem } from '../policy/policy-objects.js';
 import { PolicyStore } from '../policy/policy-store.js';
-import { AdmissionService } from './admission-service.js';
+import { AdmissionService, type AdmissionServiceOptions } from './admission-service.js';
 import type { PullSecretLookup } from './pull-secret-keychain.js';
 
 /** What admission needs, without servers: `signet serve` puts it behind HTTPS, `signet verify` calls it. */
@@ -45,6 +45,8 @@ export interface AdmissionSettings {
   readonly credentials?: CredentialSource;
   /** Told why a tag could not be pinned (`signet verify` prints it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
+  /** Told the exceptions each admitted request used (the server records Events). */
+  readonly onExceptionUses?: AdmissionServiceOptions['onExceptionUses'];
 }
 
 /** An admission with an empty policy store: policies are installed as they are compiled. */
@@ -73,6 +75,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     ...(settings.pullSecrets ? { pullSecrets: settings.pullSecrets } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
     ...(settings.onUnresolvedTag ? { onUnresolvedTag: settings.onUnresolvedTag } : {}),
+    ...(settings.onExceptionUses ? { onExceptionUses: settings.onExceptionUses } : {}),
   });
   return { store, verifier, service };
 }
@@ -83,6 +86,8 @@ export interface OneShotSettings extends AdmissionSettings {
   readonly namespace: string;
   /** The longest an ImagePolicyException may live (`--exception-max-lifetime`); core's default without it. */
   readonly maxExceptionLifetimeMs?: number;
+  /** What an authority without `signatureFormat` reads (`--signature-format-default`); both formats without it. */
+  readonly formats?: SignatureFormats;
   /** CUE and Rego, loaded on the first such policy; the caller closes them when done. */
   readonly engines: WebhookPolicyEngines;
   /** Told each problem with a policy object (a set may be usable with some problems). */
@@ -108,6 +113,7 @@ export async function oneShotAdmission(
       ...(settings.maxExceptionLifetimeMs === undefined
         ? {}
         : { maxExceptionLifetimeMs: settings.maxExceptionLifetimeMs }),
+      ...(settings.formats ? { formats: settings.formats } : {}),
       fetchRemotePolicy: remotePolicies(registries),
       kmsKeys: kmsKeyStore(registries),
       remoteRoots: remoteTrustRoots(registries),

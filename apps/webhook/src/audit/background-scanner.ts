@@ -3,9 +3,12 @@
 // loses it) re-verifies what runs in opted-in namespaces (or, for preflight, in every
 // namespace Signet could intercept) through the admission pipeline, sharing its verification cache
 // and bounded by its own concurrency, then publishes PolicyReports, metrics and Events.
+
+import { exceptionState } from '@signet/core';
 import type { AdmissionService } from '../admission/admission-service.js';
 import type { Election, Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
+import { nextExceptionExpiry } from '../policy/namespaced-status.js';
 import type { PolicySnapshot, PolicyStore } from '../policy/policy-store.js';
 import type { AuditMetrics } from './audit-metrics.js';
 import { auditSubjectsWith, type ObjectAudit } from './auditor.js';
@@ -46,16 +49,22 @@ export interface BackgroundScannerParts {
 
 /**
  * What makes the policies differ for verification: each policy's revision (ImagePolicies too), the
- * exceptions and the no-match policy.
+ * exceptions and whether each applies at `now` (one that expired changes what a scan finds), and
+ * the no-match policy.
  */
-export function fingerprintOf(snapshot: PolicySnapshot): string {
+export function fingerprintOf(snapshot: PolicySnapshot, now = Date.now()): string {
   const set = snapshot.policySet;
   const revisions = [...set.policies, ...[...set.namespaced.values()].flat()]
     .map((p) => p.toVerify.revision)
     .sort();
-  const exceptions = [...set.exceptions.values()].flat().map((e) => [e.name, e.exception.spec]);
+  const exceptions = [...set.exceptions.values()]
+    .flat()
+    .map((e) => [e.name, e.exception.spec, exceptionState(e, now, set.maxExceptionLifetimeMs)]);
   return JSON.stringify([revisions, exceptions, snapshot.config.noMatchPolicy]);
 }
+
+/** The longest a timer is set for (Node's timers hold at most about 24.8 days). */
+const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
 
 export class BackgroundScanner implements Part {
   readonly name = 'background audit';
@@ -65,6 +74,8 @@ export class BackgroundScanner implements Part {
   readonly #random: () => number;
   #timer: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
+  /** At the next exception expiry: the reports still show what it exempted until a scan. */
+  #expiry: NodeJS.Timeout | undefined;
   /** Scans failed in a row: the next try waits 5 s, doubling up to 5 minutes. */
   #failures = 0;
   #debounce: NodeJS.Timeout | undefined;
@@ -103,6 +114,7 @@ export class BackgroundScanner implements Part {
     clearTimeout(this.#timer);
     clearTimeout(this.#retry);
     clearTimeout(this.#debounce);
+    clearTimeout(this.#expiry);
     await this.#running?.catch(() => undefined);
   }
 
@@ -151,7 +163,7 @@ export class BackgroundScanner implements Part {
     const snapshot = store.current;
     if (!this.#leading || snapshot === undefined) return;
     const started = Date.now();
-    const fingerprint = fingerprintOf(snapshot);
+    const fingerprint = fingerprintOf(snapshot, started);
     try {
       const audits = await this.#audit();
       if (!this.#leading) {
@@ -164,6 +176,7 @@ export class BackgroundScanner implements Part {
       metrics.scans.inc({ outcome: 'completed' });
       this.#scannedPolicies = fingerprint;
       this.#failures = 0;
+      this.#scanAtNextExpiry(snapshot, started);
       logger.info(
         {
           namespaces: audits.namespaces.length,
@@ -191,6 +204,16 @@ export class BackgroundScanner implements Part {
       this.#retry = setTimeout(() => void this.trigger(), retryMs);
       this.#retry.unref();
     }
+  }
+
+  /** After a scan that began at `scanned`: a scan again when an exception active then expires. */
+  #scanAtNextExpiry(snapshot: PolicySnapshot, scanned: number): void {
+    clearTimeout(this.#expiry);
+    const next = nextExceptionExpiry(snapshot, scanned);
+    if (next === undefined) return;
+    const delay = Math.max(0, Math.min(next - Date.now() + 100, MAX_TIMER_MS));
+    this.#expiry = setTimeout(() => this.policiesChanged(), delay);
+    this.#expiry.unref();
   }
 
   #abandoned(): void {

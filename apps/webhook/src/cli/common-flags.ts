@@ -1,4 +1,5 @@
 // Flags several commands share, described once so they read and behave the same everywhere.
+import { SIGNATURE_FORMATS } from '@signet/verifier';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import type { FlagSpec } from './flags.js';
@@ -33,6 +34,31 @@ export function exceptionMaxLifetimeMs(value: string | undefined): number {
     );
   }
   return ms;
+}
+
+export const SIGNATURE_FORMAT_DEFAULT_FLAG: FlagSpec = {
+  name: 'signature-format-default',
+  type: 'string',
+  value: 'FORMATS',
+  default: 'legacy,bundle',
+  description:
+    "what an authority without signatureFormat reads, in order: legacy,bundle (either counts), or legacy alone (policy-controller's behaviour)",
+};
+
+/**
+ * `--signature-format-default` as format names in reading order (default: the legacy tags, then
+ * the bundle referrers), or a UsageError naming the flag.
+ */
+export function signatureFormatDefault(value: string | undefined): string[] {
+  const registered = SIGNATURE_FORMATS.all.map((format) => format.name);
+  const names = (value ?? SIGNATURE_FORMATS.defaults.join(',')).split(',').map((name) => name.trim());
+  const unknown = names.find((name) => !registered.includes(name));
+  if (unknown !== undefined || new Set(names).size !== names.length) {
+    throw new UsageError(
+      `--signature-format-default must be signature formats separated by commas, each once (${registered.join(', ')}), got ${JSON.stringify(value)}`,
+    );
+  }
+  return names;
 }
 
 export const INSECURE_REGISTRY_FLAG: FlagSpec = {

@@ -4,6 +4,7 @@
 // Pod by the digests its runtime pulled.
 import type { Writable } from 'node:stream';
 import type { KubeObject } from '@signet/k8s-types';
+import { SIGNATURE_FORMATS, type SignatureFormats } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { oneShotAdmission } from '../admission/assemble-admission.js';
 import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
@@ -29,6 +30,8 @@ import {
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  SIGNATURE_FORMAT_DEFAULT_FLAG,
+  signatureFormatDefault,
   signetNamespaceFlag,
 } from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
@@ -87,6 +90,7 @@ export const AUDIT_COMMAND: Command = {
     KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
     EXCEPTION_MAX_LIFETIME_FLAG,
+    SIGNATURE_FORMAT_DEFAULT_FLAG,
     {
       name: 'concurrency',
       type: 'string',
@@ -126,6 +130,7 @@ interface AuditValues {
   readonly timeout?: string;
   readonly quiet?: boolean;
   readonly 'exception-max-lifetime'?: string;
+  readonly 'signature-format-default'?: string;
 }
 
 interface AuditSettings {
@@ -136,6 +141,8 @@ interface AuditSettings {
   readonly manifests: readonly string[];
   readonly policyFiles: readonly string[];
   readonly exceptionMaxLifetimeMs: number;
+  /** What an authority without `signatureFormat` reads (`--signature-format-default`). */
+  readonly formats: SignatureFormats;
 }
 
 function settingsOf(values: AuditValues): AuditSettings {
@@ -160,6 +167,7 @@ function settingsOf(values: AuditValues): AuditSettings {
     manifests,
     policyFiles,
     exceptionMaxLifetimeMs: exceptionMaxLifetimeMs(values['exception-max-lifetime']),
+    formats: SIGNATURE_FORMATS.withDefaults(signatureFormatDefault(values['signature-format-default'])),
   };
 }
 
@@ -201,6 +209,7 @@ async function auditWith(
     metrics,
     namespace: settings.signetNamespace,
     maxExceptionLifetimeMs: settings.exceptionMaxLifetimeMs,
+    formats: settings.formats,
     engines,
     onProblem: (problem) => err.write(`warning: ${problem.object}: ${problem.message}\n`),
     insecureRegistries: settings.registries.insecureRegistries,

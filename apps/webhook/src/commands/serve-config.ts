@@ -11,6 +11,8 @@ import {
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  SIGNATURE_FORMAT_DEFAULT_FLAG,
+  signatureFormatDefault,
   signetNamespaceFlag,
 } from '../cli/common-flags.js';
 import type { FlagValues } from '../cli/flags.js';
@@ -142,6 +144,7 @@ export const SERVE_COMMAND: Command = {
       description: 'how long a verification pass is reused (same policy revision and digest)',
     },
     EXCEPTION_MAX_LIFETIME_FLAG,
+    SIGNATURE_FORMAT_DEFAULT_FLAG,
     {
       name: 'no-resolve-digests',
       type: 'boolean',
@@ -266,6 +269,7 @@ interface ServeValues {
   readonly 'exception-max-lifetime'?: string;
   readonly 'no-resolve-digests'?: boolean;
   readonly 'allow-unpinned-tags'?: boolean;
+  readonly 'signature-format-default'?: string;
   readonly 'max-request-bytes'?: string;
   readonly 'policy-validation-concurrency'?: string;
   readonly 'shutdown-drain'?: string;
@@ -364,6 +368,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     cacheTtlMs: ttl,
     resolveDigests: !values['no-resolve-digests'],
     allowUnpinnedTags: values['allow-unpinned-tags'] === true,
+    signatureFormatDefault: signatureFormatDefault(values['signature-format-default']),
     exceptionMaxLifetimeMs: exceptionMaxLifetimeMs(values['exception-max-lifetime']),
     maxRequestBytes: bytes(values['max-request-bytes'], 4 * 1024 * 1024, 'max-request-bytes'),
     policyValidationConcurrency: count(

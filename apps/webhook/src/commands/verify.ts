@@ -4,7 +4,12 @@
 import type { Writable } from 'node:stream';
 import { compileException, describeCause, exceptionState } from '@signet/core';
 import type { AdmissionRequest, ImagePolicyException, KubeObject } from '@signet/k8s-types';
-import type { AuthorityCheck, ImageVerification, PolicyCheck } from '@signet/verifier';
+import {
+  type AuthorityCheck,
+  type ImageVerification,
+  type PolicyCheck,
+  SIGNATURE_FORMATS,
+} from '@signet/verifier';
 import { stringify } from 'yaml';
 import { type Admission, oneShotAdmission } from '../admission/assemble-admission.js';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
@@ -26,6 +31,8 @@ import {
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  SIGNATURE_FORMAT_DEFAULT_FLAG,
+  signatureFormatDefault,
 } from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
 import type { FlagValues } from '../cli/flags.js';
@@ -58,6 +65,7 @@ export const VERIFY_COMMAND: Command = {
     KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
     EXCEPTION_MAX_LIFETIME_FLAG,
+    SIGNATURE_FORMAT_DEFAULT_FLAG,
     {
       name: 'timeout',
       type: 'string',
@@ -82,6 +90,7 @@ interface VerifyValues {
   readonly 'docker-config'?: string;
   readonly timeout?: string;
   readonly 'exception-max-lifetime'?: string;
+  readonly 'signature-format-default'?: string;
 }
 
 /** What `signet verify` concluded about one object. */
@@ -204,6 +213,7 @@ async function loadAdmission(
   const registries = registrySettingsFrom(values);
   const objects = await readPolicyFiles(files, namespace);
   const maxExceptionLifetimeMs = exceptionMaxLifetimeMs(values['exception-max-lifetime']);
+  const formats = SIGNATURE_FORMATS.withDefaults(signatureFormatDefault(values['signature-format-default']));
   for (const line of idleExceptions(objects.exceptions, maxExceptionLifetimeMs)) note(`warning: ${line}`);
   const keychain = dockerCredentials(values['docker-config']);
   const logger = createLogger({ level: 'silent' });
@@ -212,6 +222,7 @@ async function loadAdmission(
     metrics: new SignetMetrics({ defaultMetrics: false }),
     namespace,
     maxExceptionLifetimeMs,
+    formats,
     // Their worker threads do not keep the process alive once the command is done.
     engines: new WebhookPolicyEngines(logger),
     onProblem: (problem) => note(`warning: ${problem.object}: ${problem.message}`),

@@ -3,13 +3,16 @@
 // million objects and up to 1.7 s of `JSON.parse`. So the bytes are first counted (one linear scan
 // that allocates nothing), a body over the bound is refused unparsed, and one within it is parsed
 // and validated here, so that the event loop parses only bodies that are valid and cheap.
-// Imports only Node's modules, a package and types, so it runs from source as from dist.
-import { parentPort } from 'node:worker_threads';
+// Imports only Node's modules, a package, types, and its own modules by the extension it runs
+// with, so it runs from source as from dist.
+import { parentPort, workerData } from 'node:worker_threads';
 import { AdmissionReviewError, parseAdmissionReviewJson } from '@signet/k8s-types';
-import type { BodyCheckReply, BodyCheckRequest } from './body-check.js';
+import type { BodyCheckReply, BodyCheckRequest, BodyCheckStart } from './body-check.js';
 
 const port = parentPort;
 if (port === null) throw new Error('the body check must run in a worker thread');
+const niceness = await import('@signet/policy-engines/thread-priority');
+niceness.lowerThreadPriority((workerData as BodyCheckStart).threadNiceness);
 
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;

@@ -10,6 +10,12 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
+/** What a worker is started with. */
+export interface BodyCheckStart {
+  /** Added to the thread's nice value before it takes a body (@signet/policy-engines/thread-priority). */
+  readonly threadNiceness: number;
+}
+
 export interface BodyCheckRequest {
   readonly id: number;
   /** The body as it arrived, in chunks; the worker joins them. */
@@ -49,6 +55,12 @@ export interface BodyCheckOptions {
   readonly maxContainers?: number;
   /** An idle worker stops after this long (default 60 s), giving its memory back. */
   readonly idleMs?: number;
+  /**
+   * Added to each worker thread's nice value, so that the event loop (which answers the cheap
+   * reviews) is scheduled before the workers when both want a core. Linux only, best effort;
+   * default 0 (unchanged).
+   */
+  readonly threadNiceness?: number;
 }
 
 /**
@@ -84,6 +96,7 @@ export class BodyCheckPool {
   readonly #timeoutMs: number;
   readonly #maxContainers: number;
   readonly #idleMs: number;
+  readonly #threadNiceness: number;
   readonly #slots = new Set<Slot>();
   readonly #queue: Task[] = [];
   #nextId = 0;
@@ -95,6 +108,7 @@ export class BodyCheckPool {
     this.#timeoutMs = options.timeoutMs ?? 5000;
     this.#maxContainers = options.maxContainers ?? DEFAULT_MAX_CONTAINERS;
     this.#idleMs = options.idleMs ?? 60_000;
+    this.#threadNiceness = options.threadNiceness ?? 0;
   }
 
   /** Worker threads running now. */
@@ -172,6 +186,9 @@ export class BodyCheckPool {
     if (this.#slots.size >= this.#maxWorkers) return undefined;
     // The heap bounds what one body can cost; a body past the container bound is never parsed.
     const worker = new Worker(SCRIPT, {
+      // The thread's name (as `ps -L` and /proc show it).
+      name: 'body-check',
+      workerData: { threadNiceness: this.#threadNiceness } satisfies BodyCheckStart,
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
       stdout: false,
       stderr: false,

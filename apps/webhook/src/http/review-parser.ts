@@ -12,7 +12,7 @@ import {
   parseAdmissionReview,
   parseAdmissionReviewJson,
 } from '@signet/k8s-types';
-import type { HeldBody } from './body.js';
+import { BodyError, type HeldBody } from './body.js';
 import { type Exchange, exchangeOf, type Middleware } from './exchange.js';
 import { failure, refuse, send } from './respond.js';
 
@@ -47,9 +47,9 @@ async function parseHeavy(res: ServerResponse, exchange: Exchange, body: HeldBod
   const verdict = await checked;
   switch (verdict.verdict) {
     case 'too-large':
-      return refuse(res, exchange, 413, new Error(verdict.message));
+      return refuse(res, exchange, 413, new BodyError(413, verdict.message));
     case 'unavailable':
-      return refuse(res, exchange, 503, new Error(`${verdict.message}; retry`));
+      return refuse(res, exchange, 503, new BodyError(503, `${verdict.message}; retry`));
     case 'malformed':
       return malformed(res, exchange, new AdmissionReviewError(verdict.path, verdict.problem, verdict.uid));
   }
@@ -75,7 +75,7 @@ async function parseHeavy(res: ServerResponse, exchange: Exchange, body: HeldBod
 }
 
 function busy(res: ServerResponse, exchange: Exchange, message: string): undefined {
-  refuse(res, exchange, 503, new Error(message));
+  refuse(res, exchange, 503, new BodyError(503, message));
   return undefined;
 }
 

@@ -1,10 +1,12 @@
 // The worker pools policies compile and evaluate in, as one part: the CUE and Rego engines loaded on
 // the first such policy (ADR 0005), CEL off the event loop in worker threads started by the first
 // CEL policy, and what `/validate-policy` may spend, its own engines and CEL worker (issue 21).
-// Nothing starts until a policy needs it; stopping closes every worker.
+// Nothing starts until a policy needs it; stopping closes every worker. Every worker runs below the
+// event loop's priority (WORKER_NICENESS).
 import { CelWorkers } from '@signet/verifier';
 import type { Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
+import { WORKER_NICENESS } from '../worker-niceness.js';
 import { WebhookPolicyEngines } from './policy-engines.js';
 import { ValidationCapacity } from './validation-capacity.js';
 
@@ -16,14 +18,19 @@ export class ComputePools implements Part {
 
   constructor(options: { readonly logger: Logger; readonly validationConcurrency: number }) {
     const { logger } = options;
-    this.engines = new WebhookPolicyEngines(logger);
+    this.engines = new WebhookPolicyEngines(logger, { threadNiceness: WORKER_NICENESS });
     this.cel = new CelWorkers({
+      threadNiceness: WORKER_NICENESS,
       onEvent: (event) =>
         event.type === 'started'
           ? logger.info({ startupMs: Math.round(event.startupMs) }, 'CEL worker started')
           : logger.warn({ reason: event.reason }, 'CEL worker stopped'),
     });
-    this.capacity = new ValidationCapacity({ logger, concurrency: options.validationConcurrency });
+    this.capacity = new ValidationCapacity({
+      logger,
+      concurrency: options.validationConcurrency,
+      threadNiceness: WORKER_NICENESS,
+    });
   }
 
   /** Nothing to start: each pool starts its workers when a policy first needs them. */

@@ -45,7 +45,12 @@ export interface PolicyApplierOptions {
 
 export const RETRY_BROKEN_MS = 60_000;
 
-const REPORTED_KINDS: ReadonlySet<string> = new Set(['ClusterImagePolicy', 'TrustRoot']);
+const REPORTED_KINDS: ReadonlySet<string> = new Set([
+  'ClusterImagePolicy',
+  'TrustRoot',
+  'ImagePolicy',
+  'ImagePolicyException',
+]);
 
 /** Returns the function to call with every new view of the policy objects. */
 export function policyApplier(options: PolicyApplierOptions): (objects: PolicyObjects) => Promise<void> {

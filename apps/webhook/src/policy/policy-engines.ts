@@ -37,8 +37,14 @@ export class EngineSession implements PolicyEngineHost {
   }
 }
 
+export interface WebhookPolicyEnginesOptions {
+  /** Added to the engines' worker threads' nice value (default 0: unchanged). */
+  readonly threadNiceness?: number;
+}
+
 export class WebhookPolicyEngines implements PolicyEngineHost {
   readonly #logger: Logger;
+  readonly #threadNiceness: number;
   #engines: Promise<Engines> | undefined;
   readonly #entries = new Map<string, Entry>();
   /** What `compile` (outside any session: the one-shot commands) keeps, until `close`. */
@@ -46,8 +52,9 @@ export class WebhookPolicyEngines implements PolicyEngineHost {
   #installed: EngineSession | undefined;
   #previous: EngineSession | undefined;
 
-  constructor(logger: Logger) {
+  constructor(logger: Logger, options: WebhookPolicyEnginesOptions = {}) {
     this.#logger = logger;
+    this.#threadNiceness = options.threadNiceness ?? 0;
   }
 
   /** Whether a CUE or Rego policy was ever compiled (the engines were loaded). */
@@ -126,6 +133,7 @@ export class WebhookPolicyEngines implements PolicyEngineHost {
   #load(): Promise<Engines> {
     this.#engines ??= import('@signet/policy-engines').then(({ createPolicyEngines }) =>
       createPolicyEngines({
+        threadNiceness: this.#threadNiceness,
         onEvent: (event) => {
           if (event.type === 'started') {
             this.#logger.info(

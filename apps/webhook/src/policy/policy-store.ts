@@ -29,6 +29,7 @@ import {
   type PolicyToVerify,
   type RemotePolicyFetch,
   type RemoteTrustRoots,
+  type SignatureFormats,
   TrustRootError,
   type TrustRootOptions,
   type TrustRootResolver,
@@ -71,6 +72,11 @@ export interface PolicySnapshot {
   readonly broken: ReadonlyMap<string, string>;
   /** Every TrustRoot object by name, parsed or not, and whether it loads. */
   readonly trustRoots: ReadonlyMap<string, TrustRootState>;
+  /**
+   * ImagePolicyExceptions that apply to nothing because they do not parse or compile, by
+   * `namespace/name`, with why (for their status).
+   */
+  readonly unusableExceptions: ReadonlyMap<string, UnusableException>;
   readonly loadedAt: Date;
   /** What must be verified for a decision, each image with the records of the policies it must pass. */
   checksFor(
@@ -80,6 +86,12 @@ export interface PolicySnapshot {
   ): ImageCheck<SnapshotPolicy>[];
   /** The policies one image must pass in the context of `subject`, exceptions valid at `now` removed. */
   match(reference: ImageReference, subject: MatchSubject, now?: number): PolicyMatch<SnapshotPolicy>;
+}
+
+/** An ImagePolicyException that applies to nothing as written, and why. */
+export interface UnusableException {
+  readonly message: string;
+  readonly generation: number | undefined;
 }
 
 export interface CompileOptions {
@@ -113,6 +125,8 @@ export interface CompileOptions {
   readonly loadAllTrustRoots?: boolean;
   /** The longest an ImagePolicyException may live, creation to expiry (default 30 days). */
   readonly maxExceptionLifetimeMs?: number;
+  /** What authorities may name in `signatureFormat`, and read without it (default `SIGNATURE_FORMATS`). */
+  readonly formats?: SignatureFormats;
 }
 
 export interface CompileResult {
@@ -234,6 +248,13 @@ function matcherOf(policy: AnyPolicy, broken: string | undefined, problems: Poli
   }
 }
 
+/** The `signet.dev/` annotations of a policy, in a stable order. */
+function signetAnnotations(annotations: Readonly<Record<string, string>> | undefined): [string, string][] {
+  return Object.entries(annotations ?? {})
+    .filter(([key]) => key.startsWith('signet.dev/'))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** One policy's record: its authorities compiled, or why it cannot be enforced. */
 async function compileRecord(
   { matcher, broken: unusable }: Matcher,
@@ -242,7 +263,10 @@ async function compileRecord(
   shared: string,
 ): Promise<{ record: SnapshotPolicy; problem?: PolicyProblem; retry: boolean }> {
   const source = matcher.policy;
-  const revision = `${source.metadata.uid ?? matcher.name}:${digestOf(source.spec)}:${shared}`;
+  // Signet's annotations change what a policy requires (`signet.dev/index-signatures`) without
+  // changing its generation: they are part of the revision, so no pass cached under the old meaning is reused.
+  const meaning = { spec: source.spec, annotations: signetAnnotations(source.metadata.annotations) };
+  const revision = `${source.metadata.uid ?? matcher.name}:${digestOf(meaning)}:${shared}`;
   const record = (
     compiled: CompiledAuthorities,
     broken: string | undefined,
@@ -292,6 +316,7 @@ function compileExceptions(objects: PolicyObjects, problems: PolicyProblem[]): C
         ref: { apiVersion: exception.apiVersion, kind: exception.kind, name, namespace },
         message: error.message,
         cause: error,
+        ...(exception.metadata.generation === undefined ? {} : { generation: exception.metadata.generation }),
       });
       return [];
     }
@@ -354,6 +379,7 @@ export async function compileSnapshot(
     ...(options.offline ? { offline: true } : {}),
     ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
     ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
+    ...(options.formats ? { formats: options.formats } : {}),
     enableOCI11: objects.config.enableOCI11,
   };
   const compiledRecords = await Promise.all(
@@ -386,6 +412,7 @@ export async function compileSnapshot(
       config: objects.config,
       broken,
       trustRoots,
+      unusableExceptions: unusableExceptions(problems),
       loadedAt: options.now?.() ?? new Date(),
       checksFor: (decision, subject, plan) => planChecks(decision, set, subject, plan),
       match: (reference, subject, now) => matchPolicies(set, reference, subject, now),
@@ -393,6 +420,16 @@ export async function compileSnapshot(
     problems,
     retry,
   };
+}
+
+/** The exceptions the problems are about (they do not parse, or their globs do not compile). */
+function unusableExceptions(problems: readonly PolicyProblem[]): Map<string, UnusableException> {
+  const unusable = new Map<string, UnusableException>();
+  for (const { ref, message, generation } of problems) {
+    if (ref?.kind !== 'ImagePolicyException' || ref.namespace === undefined) continue;
+    unusable.set(`${ref.namespace}/${ref.name}`, { message, generation });
+  }
+  return unusable;
 }
 
 /**

@@ -39,6 +39,8 @@ export interface ValidationCapacityOptions {
   readonly memoryLimitBytes?: number;
   /** After this long without a check, the engines and the CEL worker are stopped (default 30 s). */
   readonly idleMs?: number;
+  /** Added to the engines' and the CEL worker's thread nice value (default 0: unchanged). */
+  readonly threadNiceness?: number;
 }
 
 const DEFAULT_MAX_WAITING = 8;
@@ -181,6 +183,7 @@ export class ValidationCapacity {
     this.#cel ??= new CelWorkers({
       workers: 1,
       maxPrograms: 0,
+      threadNiceness: this.#options.threadNiceness ?? 0,
       onEvent: (event) => this.#options.logger.info({ event }, 'policy validation: CEL worker'),
     });
     return this.#cel;
@@ -193,6 +196,7 @@ export class ValidationCapacity {
         // The engines' own queue bound (1,000) applies: one policy may compile many programs, and
         // at most `concurrency` checks, each bounded by its object's size, add to it.
         limits: { memoryLimitBytes: this.#options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT },
+        threadNiceness: this.#options.threadNiceness ?? 0,
         onEvent: (event) =>
           event.type === 'started'
             ? logger.info(

@@ -8,6 +8,9 @@ import { Writable } from 'node:stream';
 import type * as Testbed from '@signet/testbed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import type { ExceptionUse } from '../../src/admission/admission-service.js';
+import { oneShotAdmission } from '../../src/admission/assemble-admission.js';
+import { judgeCreate } from '../../src/admission/judge-create.js';
 import {
   createCertificateAuthority,
   type IssuedCertificate,
@@ -17,6 +20,8 @@ import { main } from '../../src/cli/main.js';
 import { serveConfigFrom } from '../../src/commands/serve-config.js';
 import { createLogger } from '../../src/logger.js';
 import { SignetMetrics } from '../../src/metrics.js';
+import { WebhookPolicyEngines } from '../../src/policy/policy-engines.js';
+import { readPolicyFiles } from '../../src/policy/policy-file.js';
 import { type RunningSignet, startSignet } from '../../src/signet.js';
 import { LogCapture, post } from '../helpers.js';
 import { podSpec } from '../reviews.js';
@@ -383,3 +388,87 @@ describe('signet verify and signet audit -f read the namespace policies from pol
     });
   });
 });
+
+describe('exception uses are real writes', () => {
+  it('a dry run (kubectl --dry-run=server, the background audit) is admitted the same but not counted or told; a denied write is counted, not told', async () => {
+    const told: { request: AdmissionRequestLike; uses: readonly ExceptionUse[] }[] = [];
+    const own = new SignetMetrics({ defaultMetrics: false });
+    const engines = new WebhookPolicyEngines(createLogger({ level: 'silent' }));
+    try {
+      const admission = await oneShotAdmission(await readPolicyFiles([policyFile], 'signet-system'), {
+        logger: createLogger({ level: 'silent' }),
+        metrics: own,
+        namespace: 'signet-system',
+        engines,
+        onProblem: () => {},
+        insecureRegistries: [host],
+        registries: {
+          insecureRegistries: [host],
+          privateHosts: [],
+          caCertificates: [],
+          cloudCredentials: [],
+          kmsEndpoints: [],
+        },
+        resolveDigests: true,
+        onExceptionUses: (request, uses) => told.push({ request, uses }),
+      });
+      const uses = async () =>
+        (await own.registry.getSingleMetricAsString('signet_exception_uses_total'))
+          .split('\n')
+          .filter((line) => line.startsWith('signet_exception_uses_total{'));
+      const review = (image: string, dryRun: boolean) => {
+        const request = JSON.parse(podReview('team-a', image)).request;
+        return admission.service.review(
+          'validate',
+          { ...request, dryRun },
+          {
+            signal: new AbortController().signal,
+            deadline: Date.now() + 20_000,
+            budgetMs: 20_000,
+          },
+        );
+      };
+      const dry = await review(hotfix, true);
+      expect(dry.decision).toBe('warned');
+      expect(dry.response.warnings?.[0]).toContain('exempted by ImagePolicyException team-a/hotfix');
+      // The audit's path (judgeCreate: dry-run CREATEs) too.
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'audited', namespace: 'team-a' },
+        spec: podSpec(hotfix),
+      };
+      const request = { ...JSON.parse(podReview('team-a', hotfix)).request, object: pod, dryRun: true };
+      const audited = await judgeCreate(admission.service, request, 20_000);
+      expect(audited.validated.decision).toBe('warned');
+      expect(await uses()).toEqual([]);
+      expect(told).toEqual([]);
+
+      const real = await review(hotfix, false);
+      expect(real.decision).toBe('warned');
+      expect(await uses()).toEqual(['signet_exception_uses_total{namespace="team-a",exception="hotfix"} 1']);
+      expect(told).toHaveLength(1);
+      expect(told[0]?.request.namespace).toBe('team-a');
+      expect(told[0]?.uses).toEqual([
+        {
+          image: hotfix,
+          path: 'spec.containers[0].image',
+          exemption: expect.objectContaining({
+            policy: 'team-a/ci',
+            exception: 'team-a/hotfix',
+            reason: 'INC-1: built by hand during the outage',
+          }),
+        },
+      ]);
+      // Denied by the cluster's policy: the exception was used (counted) but nothing was admitted.
+      const denied = await review(hotfixUnsigned, false);
+      expect(denied.decision).toBe('denied');
+      expect(await uses()).toEqual(['signet_exception_uses_total{namespace="team-a",exception="hotfix"} 2']);
+      expect(told).toHaveLength(1);
+    } finally {
+      await engines.close();
+    }
+  });
+});
+
+type AdmissionRequestLike = { readonly namespace?: string };

@@ -74,6 +74,27 @@ describe('the policy.signet.dev CRDs', () => {
     }
   });
 
+  it('kubectl get shows whether each works, and an exception whether it applies now', () => {
+    const columns = (file: string) =>
+      crd(file).spec.versions[0].additionalPrinterColumns.map(
+        (c: { name: string; jsonPath: string; priority?: number }) => [c.name, c.jsonPath, c.priority ?? 0],
+      );
+    const ready = '.status.conditions[?(@.type=="Ready")]';
+    expect(columns('imagepolicies.policy.signet.dev.yaml')).toEqual([
+      ['Ready', `${ready}.status`, 0],
+      ['Reason', `${ready}.reason`, 0],
+      ['Age', '.metadata.creationTimestamp', 0],
+    ]);
+    // State: Active, Expired, TooLong or Invalid, as Signet writes it (policy/namespaced-status.ts).
+    expect(columns('imagepolicyexceptions.policy.signet.dev.yaml')).toEqual([
+      ['Expires', '.spec.expires', 0],
+      ['Ready', `${ready}.status`, 0],
+      ['State', `${ready}.reason`, 0],
+      ['Why', '.spec.reason', 1],
+      ['Age', '.metadata.creationTimestamp', 0],
+    ]);
+  });
+
   it("an exception's schema requires what its parser requires, with the same bounds", () => {
     const spec = schemaOf('imagepolicyexceptions.policy.signet.dev.yaml');
     const props = spec.properties as Record<string, Schema>;
@@ -121,6 +142,14 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
     const own = only<ClusterRole>(objects, 'ClusterRole', 'signet-webhook');
     expect(rulesFor(own, 'imagepolicyexceptions').flatMap((r) => r.verbs)).toEqual(['get', 'list', 'watch']);
     expect(rulesFor(own, 'imagepolicies').flatMap((r) => r.verbs)).toEqual(['get', 'list', 'watch']);
+    // ...writes their status, and reads the Secrets and ConfigMaps they name by name, never a list.
+    for (const status of ['imagepolicies/status', 'imagepolicyexceptions/status'])
+      expect(rulesFor(own, status).flatMap((r) => r.verbs)).toEqual(['update']);
+    const readable = own.rules.filter(
+      (r) => r.apiGroups.includes('') && (r.resources.includes('secrets') || r.resources.includes('configmaps')),
+    );
+    expect(readable.flatMap((r) => r.resources)).toEqual(expect.arrayContaining(['secrets', 'configmaps']));
+    expect([...new Set(readable.flatMap((r) => r.verbs))]).toEqual(['get']);
     // ...with the maximum exception lifetime it enforces.
     const deployment = only<{ spec: { template: { spec: { containers: { args: string[] }[] } } } }>(
       objects,

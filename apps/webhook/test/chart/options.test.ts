@@ -79,6 +79,7 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
       [{ podAnnotations: { a: 1 } }, '/podAnnotations/a'],
       [{ podDisruptionBudget: { enabled: 'auto' } }, '/podDisruptionBudget/enabled'],
       [{ verification: { cacheTTL: 'five minutes' } }, '/verification/cacheTTL'],
+      [{ verification: { signatureFormatDefault: 'notation' } }, '/verification/signatureFormatDefault'],
       [{ config: { noMatchPolicy: 'maybe' } }, '/config/noMatchPolicy'],
       [{ metrics: { serviceMonitor: { enabled: 1 } } }, '/metrics/serviceMonitor/enabled'],
       [{ tls: { certManager: { issuerRef: { kind: 'Vault' } } } }, '/tls/certManager/issuerRef/kind'],
@@ -88,6 +89,14 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
       expect(error, JSON.stringify(values)).toContain("values don't meet the specifications of the schema");
       expect(error, JSON.stringify(values)).toContain(message);
     }
+  });
+
+  it("verification.signatureFormatDefault: both formats by default, or policy-controller's legacy alone", async () => {
+    const args = async (values: object) => container(await renderChart(major, values)).args;
+    expect(await args({})).toContain('--signature-format-default=legacy,bundle');
+    const upstream = await args({ verification: { signatureFormatDefault: 'legacy' } });
+    expect(upstream).toContain('--signature-format-default=legacy');
+    expect(upstream).not.toContain('--signature-format-default=legacy,bundle');
   });
 
   it('tls.mode=secret without a caBundle fails with a message; with one it mounts the Secret', async () => {

@@ -32,6 +32,7 @@ describe('signet serve flags', () => {
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
+      signatureFormatDefault: ['legacy', 'bundle'],
       exceptionMaxLifetimeMs: 30 * 24 * 3_600_000,
       maxRequestBytes: 4 * 1024 * 1024,
       policyValidationConcurrency: 2,
@@ -66,6 +67,20 @@ describe('signet serve flags', () => {
       secretName: 'signet-webhook-tls',
       serviceName: 'signet-webhook',
     });
+  });
+
+  it("reads the formats of an authority without signatureFormat: both, or policy-controller's legacy alone", () => {
+    const formats = (value: string) =>
+      serveConfigFrom({ ...files, 'signature-format-default': value }, {}).signatureFormatDefault;
+    expect(formats('legacy')).toEqual(['legacy']);
+    expect(formats('bundle, legacy')).toEqual(['bundle', 'legacy']);
+    for (const wrong of ['notation', 'legacy,legacy', '', 'legacy,']) {
+      expect(() => formats(wrong), wrong).toThrow(
+        `--signature-format-default must be signature formats separated by commas, each once (legacy, bundle), got ${JSON.stringify(wrong)}`,
+      );
+    }
+    const parsed = parseCommandLine(SERVE_COMMAND, ['--signature-format-default=legacy']);
+    expect(parsed.values['signature-format-default']).toBe('legacy');
   });
 
   it('takes the client CA (required unless if-given) and the connection limits', () => {

@@ -160,6 +160,27 @@ describe('admission endpoints over TLS', () => {
     expect((await post(`${base}/validate`, reviewFixture('pod-create.json'), ca.cert)).status).toBe(200);
   });
 
+  // Issue 21: a flood of large bodies is refused by the hundred; each refusal was logged as a bug
+  // (a stack trace, serialized on the event loop), not as the expected condition it is.
+  it('logs a large body it refuses unparsed as a coded condition, without a stack', async () => {
+    const objects = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","x":[${Array(150_000).fill('{}').join(',')}]}}`;
+    const before = logs.lines.length;
+    const answer = await post(`${base}/validate`, objects, ca.cert);
+    expect(answer.status).toBe(413);
+    await new Promise((resolve) => setImmediate(resolve));
+    const refused = logs.lines.slice(before).filter((line) => line.msg === 'refused an admission request');
+    expect(refused).toEqual([
+      expect.objectContaining({
+        status: 413,
+        err: {
+          type: 'BodyError',
+          code: 'HTTP_413',
+          message: 'the AdmissionReview holds more than 100000 JSON objects and arrays',
+        },
+      }),
+    ]);
+  });
+
   it('answers inside the timeout even when the handler does not', async () => {
     const review = JSON.parse(reviewFixture('pod-create.json'));
     review.request.namespace = 'hang';

@@ -3,7 +3,7 @@
 // test/attack/heavy-bodies.test.ts and test/http/admission-app.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import { BodyCheckPool, type BodyCheckResult } from '../../src/http/body-check.js';
-import { reviewFixture } from '../helpers.js';
+import { reviewFixture, threadPriorities } from '../helpers.js';
 
 const pools: BodyCheckPool[] = [];
 function pool(options: ConstructorParameters<typeof BodyCheckPool>[0]): BodyCheckPool {
@@ -97,4 +97,22 @@ describe('BodyCheckPool', () => {
     expect(p.workers).toBe(0);
     expect((await check(p, padded(300_000))).verdict).toBe('ok');
   });
+
+  it.runIf(process.platform === 'linux')(
+    "runs its workers at the nice value asked for, and at the event loop's by default",
+    async () => {
+      const niceness = () =>
+        threadPriorities()
+          .all.filter((thread) => thread.name === 'body-check')
+          .map((thread) => thread.nice);
+      const { main } = threadPriorities();
+      const lowered = pool({ threadNiceness: 10 });
+      expect((await check(lowered, padded(300_000))).verdict).toBe('ok');
+      expect(niceness()).toEqual([Math.min(19, main.nice + 10)]);
+      expect(threadPriorities().main.nice).toBe(main.nice);
+      await lowered.close();
+      expect((await check(pool({}), padded(300_000))).verdict).toBe('ok');
+      expect(niceness()).toEqual([main.nice]);
+    },
+  );
 });

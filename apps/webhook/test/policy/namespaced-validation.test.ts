@@ -6,6 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { parsePolicyYaml } from '../../src/policy/policy-file.js';
+import { policyValidator } from '../../src/policy/policy-validation.js';
+import { ValidationCapacity } from '../../src/policy/validation-capacity.js';
 import { type AttackTarget, startTarget } from '../attack/server.js';
 import { post } from '../helpers.js';
 
@@ -195,5 +199,60 @@ describe('the policy webhook on ImagePolicyExceptions', () => {
       { creationTimestamp: created },
     );
     expectClean(await answer(review(shortened, { operation: 'UPDATE', oldObject: old })));
+  });
+});
+
+describe('the policy webhook on a cluster, where a team namespace is read by reference only', () => {
+  // Signet reads a team's Secrets and ConfigMaps once a stored ImagePolicy names them: what a new
+  // one names is not in the view yet, and is not taken for missing.
+  const view = parsePolicyYaml(
+    `apiVersion: v1
+kind: Secret
+metadata: { name: read-key, namespace: team-a }
+stringData: { cosign.pub: ${JSON.stringify(publicKey)} }
+`,
+    'signet-system',
+  );
+  const capacity = new ValidationCapacity({ logger: createLogger({ level: 'silent' }), concurrency: 1 });
+  const validate = (readsInputsByReference: boolean, spec: Json) =>
+    policyValidator({
+      view: () => view,
+      compile: { namespace: 'signet-system' },
+      capacity,
+      readsInputsByReference,
+    })('validate-policy', JSON.parse(review(imagePolicy(spec))).request, {
+      signal: new AbortController().signal,
+      deadline: Date.now() + 20_000,
+      budgetMs: 20_000,
+    });
+  afterAll(async () => {
+    await capacity.close();
+  });
+
+  it('admits a Secret or ConfigMap it has not read, saying its status will tell; still checks the rest', async () => {
+    const key = (name: string) => ({ authorities: [{ key: { secretRef: { name } } }] });
+    expect((await validate(true, key('read-key'))).response).toEqual({ allowed: true });
+    const unread = await validate(true, key('new-key'));
+    expect(unread.response.warnings).toEqual([
+      'Secret team-a/new-key: read by Signet once this ImagePolicy is stored; its status says whether it compiled',
+    ]);
+    // From files, the view is whole: a Secret not in it does not exist.
+    expect((await validate(false, key('new-key'))).response.warnings?.[0]).toContain(
+      'Secret team-a/new-key not found',
+    );
+    const program = { policy: { type: 'cel', configMapRef: { name: 'rules', key: 'p' } } };
+    expect((await validate(true, program)).response).toEqual({
+      allowed: true,
+      warnings: [
+        'ConfigMap team-a/rules: read by Signet once this ImagePolicy is stored; its status says whether it compiled',
+      ],
+    });
+    expect((await validate(false, program)).response).toMatchObject({
+      allowed: false,
+      status: { message: expect.stringContaining('ConfigMap team-a/rules not found') },
+    });
+    // What is wrong whatever the Secret holds is still refused.
+    const badGlob = await validate(true, { ...key('new-key'), images: [{ glob: 'bad glob' }] });
+    expect(badGlob.response.allowed).toBe(false);
   });
 });

@@ -42,7 +42,7 @@ export interface SignatureFormat {
   searched(noun: EvidenceNoun): string;
   /**
    * `count` pieces of evidence in this format, said to an authority that reads another:
-   * `2 Sigstore bundles (what cosign 3 writes by default), which count only with signatureFormat: bundle`.
+   * `2 Sigstore bundles (what cosign 3 writes by default), which this authority does not read`.
    */
   found(noun: EvidenceNoun, count: number): string;
 }

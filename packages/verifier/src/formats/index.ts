@@ -17,6 +17,7 @@ export class SignatureFormats {
   readonly #defaults: readonly SignatureFormat[];
 
   constructor(options: SignatureFormatsOptions) {
+    if (options.defaults.length === 0) throw new TypeError('no default signature format');
     const byName = new Map<string, SignatureFormat>();
     for (const format of options.formats) {
       if (byName.has(format.name))
@@ -24,7 +25,9 @@ export class SignatureFormats {
       byName.set(format.name, format);
     }
     this.#byName = byName;
-    this.#defaults = options.defaults.map((name) => {
+    this.#defaults = options.defaults.map((name, index) => {
+      if (options.defaults.indexOf(name) !== index)
+        throw new TypeError(`default signature format ${JSON.stringify(name)} is named twice`);
       const format = byName.get(name);
       if (format === undefined)
         throw new TypeError(`default signature format ${JSON.stringify(name)} is not registered`);
@@ -49,19 +52,33 @@ export class SignatureFormats {
     return this.all.filter((format) => !chosen.includes(format));
   }
 
+  /** The names of what an authority without `signatureFormat` reads, in the order it reads them. */
+  get defaults(): readonly string[] {
+    return this.#defaults.map((format) => format.name);
+  }
+
   /** These formats and `format` (registered last), with the same defaults. */
   with(format: SignatureFormat): SignatureFormats {
-    return new SignatureFormats({
-      formats: [...this.all, format],
-      defaults: this.#defaults.map((d) => d.name),
-    });
+    return new SignatureFormats({ formats: [...this.all, format], defaults: this.defaults });
+  }
+
+  /**
+   * These formats, an authority without `signatureFormat` reading `defaults` (in that order):
+   * `['legacy']` is policy-controller's exact behaviour (`signet serve --signature-format-default=legacy`).
+   */
+  withDefaults(defaults: readonly string[]): SignatureFormats {
+    return new SignatureFormats({ formats: this.all, defaults });
   }
 }
 
-/** cosign's legacy `.sig`/`.att` tags, and Sigstore bundle referrers. Without `signatureFormat`, legacy (as upstream). */
+/**
+ * cosign's legacy `.sig`/`.att` tags, and Sigstore bundle referrers. An authority without
+ * `signatureFormat` reads both, the legacy tags first (a superset of policy-controller, which reads
+ * only the legacy tags; `withDefaults(['legacy'])` for its exact behaviour).
+ */
 export const SIGNATURE_FORMATS = new SignatureFormats({
   formats: [legacyFormat, bundleFormat],
-  defaults: ['legacy'],
+  defaults: ['legacy', 'bundle'],
 });
 
 export type { DiscoverySettings, Evidence, EvidenceNoun, FormatQuery, SignatureFormat } from './format.js';

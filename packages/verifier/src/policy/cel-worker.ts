@@ -13,6 +13,8 @@ export interface CelWorkerStart {
   /** Programs kept between requests (zero: none, every request compiles). */
   readonly maxPrograms: number;
   readonly maxSourceBytes: number;
+  /** Added to the thread's nice value before it loads the engine (@signet/policy-engines/thread-priority). */
+  readonly threadNiceness: number;
 }
 
 /** Worker to host. */
@@ -23,10 +25,13 @@ export type CelWorkerMessage =
 const port = parentPort;
 if (port === null) throw new Error('the CEL worker must run in a worker thread');
 const started = performance.now();
-// cel.ts from source (tests), cel.js from dist.
-const module = `./cel${extname(new URL(import.meta.url).pathname)}`;
-const cel = (await import(module)) as typeof import('./cel.js');
+// Imported by the extension this file runs with: .ts from source (tests), .js from dist.
+const extension = extname(new URL(import.meta.url).pathname);
 const start = workerData as CelWorkerStart;
+const niceness = await import('@signet/policy-engines/thread-priority');
+// Before the engine loads: that is the first costly work this thread does.
+niceness.lowerThreadPriority(start.threadNiceness);
+const cel = (await import(`./cel${extension}`)) as typeof import('./cel.js');
 const handle = cel.celRequestHandler(
   new cel.CelProgramCache(
     { costLimit: start.costLimit },

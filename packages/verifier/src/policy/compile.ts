@@ -25,6 +25,7 @@ import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
 import type { CelHost } from './cel-host.js';
 import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
+import { type IndexSignatures, indexSignaturesOf } from './index-signatures.js';
 import {
   compileCertificates,
   compileKeys,
@@ -126,8 +127,13 @@ export type StaticAuthority = AuthorityBase & {
 
 export type SignerAuthority = AuthorityBase & {
   readonly type: 'key' | 'keyless';
-  /** The signature formats whose artifacts count (`signatureFormat`, or the defaults). */
+  /**
+   * The signature formats whose artifacts count (`signatureFormat`, or the defaults), in the order
+   * they are read: a format is read only when those before it found nothing that passes.
+   */
   readonly formats: readonly SignatureFormat[];
+  /** `signatureFormat` as the policy wrote it; `undefined` when the authority reads the defaults. */
+  readonly signatureFormat: string | undefined;
   /** Every other registered format: read only to say, on a denial, what the image has there. */
   readonly otherFormats: readonly SignatureFormat[];
   readonly requirements: Requirements;
@@ -152,6 +158,11 @@ export interface CompiledAuthorities {
   readonly mode: PolicyMode;
   readonly authorities: readonly CompiledAuthority[];
   readonly specPolicy: CompiledSpecPolicy | undefined;
+  /**
+   * Which signatures a Pod naming an image index needs (annotation `signet.dev/index-signatures`);
+   * `index` when absent, as policy-controller: those of the index's own digest.
+   */
+  readonly indexSignatures?: IndexSignatures;
 }
 
 export const DEFAULT_SYSTEM_NAMESPACE = 'cosign-system';
@@ -168,6 +179,7 @@ export async function compileAuthorities(
   context: CompileContext = {},
 ): Promise<CompiledAuthorities> {
   const policy = cip.metadata.name;
+  const indexSignatures = indexSignaturesOf(policy, cip.metadata.annotations);
   const resolver = context.trustRoots ?? trustRootResolver([]);
   const authorities = await Promise.all(
     cip.spec.authorities.map((authority, index) =>
@@ -181,6 +193,7 @@ export async function compileAuthorities(
     mode: policyModeOf(cip),
     authorities: Object.freeze(authorities),
     specPolicy,
+    indexSignatures,
   });
 }
 
@@ -233,7 +246,7 @@ function formatsOf(
   authority: Authority,
   site: PolicySite,
   context: CompileContext,
-): Pick<SignerAuthority, 'formats' | 'otherFormats'> {
+): Pick<SignerAuthority, 'formats' | 'otherFormats' | 'signatureFormat'> {
   const registered = context.formats ?? SIGNATURE_FORMATS;
   const formats = registered.select(authority.signatureFormat);
   if (formats === undefined) {
@@ -244,7 +257,11 @@ function formatsOf(
       `${JSON.stringify(authority.signatureFormat)} is not a signature format this verifier reads (${known})`,
     );
   }
-  return { formats, otherFormats: registered.others(formats) };
+  return {
+    formats,
+    otherFormats: registered.others(formats),
+    signatureFormat: authority.signatureFormat,
+  };
 }
 
 async function signerState(

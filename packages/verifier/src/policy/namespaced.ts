@@ -21,6 +21,7 @@ export function compileImagePolicyAuthorities(
   const inNamespace: CompileContext = {
     ...(context.trustRoots ? { trustRoots: context.trustRoots } : {}),
     ...(context.engines ? { engines: context.engines } : {}),
+    ...(context.formats ? { formats: context.formats } : {}),
     systemNamespace: namespace,
     lookupSecret: confined(context.lookupSecret),
     lookupConfigMap: confined(context.lookupConfigMap),

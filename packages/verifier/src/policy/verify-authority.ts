@@ -85,7 +85,7 @@ export async function verifyAuthority(
       passed: false,
       failure:
         counts.found === 0
-          ? failureOf('NO_SIGNATURES', nothingFound(noun, authority.formats, elsewhere))
+          ? failureOf('NO_SIGNATURES', nothingFound(noun, authority, elsewhere))
           : noValid(noun, counts, rejected),
       counts,
       rejected,
@@ -188,16 +188,28 @@ export function consideredCount(
   return artifacts.filter((artifact) => considers(authority, artifact, formats)).length;
 }
 
-/** "no signature found", and where, and what other formats hold, when they hold something. */
+/**
+ * "no signature found", and when other formats hold something: where the authority looked and why
+ * there only (its `signatureFormat`, or the deployment's default formats), and what they hold.
+ */
 function nothingFound(
   noun: EvidenceNoun,
-  formats: readonly SignatureFormat[],
+  authority: SignerAuthority,
   elsewhere: readonly OtherFormat[],
 ): string {
-  if (elsewhere.length === 0) return `no ${noun} found`;
+  // An attestation authority says which predicate types it wanted: "no attestation found" alone
+  // does not tell a provenance policy from an SBOM one.
+  const types = [...new Set(authority.attestations.map((a) => a.predicateType))];
+  const none = `no ${noun} found${types.length === 0 ? '' : ` (wanted: ${types.join(', ')})`}`;
+  if (elsewhere.length === 0) return none;
+  const { formats, signatureFormat } = authority;
   const searched = formats.map((format) => format.searched(noun)).join(' or ');
+  const why =
+    signatureFormat === undefined
+      ? `the default signature format${formats.length === 1 ? '' : 's'}`
+      : `signatureFormat: ${signatureFormat}`;
   const held = elsewhere.map(({ format, count }) => `the image has ${format.found(noun, count)}`);
-  return [`no ${noun} found ${searched}`, ...held].join('; ');
+  return [`${none} ${searched} (${why})`, ...held].join('; ');
 }
 
 function noValid(

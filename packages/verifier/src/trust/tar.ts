@@ -1,19 +1,31 @@
 // A small reader for the gzipped tar of a TUF repository (a TrustRoot's `mirrorFS`): regular
 // files only, USTAR and PAX/GNU long names, with caps on sizes and counts, and no path that
 // climbs out of the archive.
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 
 const BLOCK = 512;
 const MAX_UNPACKED_BYTES = 64 * 1024 * 1024;
 const MAX_FILES = 10_000;
+const inflate = promisify(gunzip);
 
-/** Files of a `.tar.gz` by normalized path (`a/b.json`, no leading `./` or `/`). */
-export function readTarGz(
-  archive: Uint8Array,
-  limits: { readonly maxFiles?: number; readonly maxBytes?: number } = {},
-): Map<string, Buffer> {
+export interface TarLimits {
+  readonly maxFiles?: number;
+  readonly maxBytes?: number;
+}
+
+/**
+ * Files of a `.tar.gz` by normalized path (`a/b.json`, no leading `./` or `/`). The archive is
+ * unpacked in libuv's thread pool, not on the event loop: a few megabytes of a TrustRoot's
+ * `mirrorFS`, which anyone may send to `/validate-policy`, can unpack to the full `maxBytes`.
+ */
+export async function readTarGz(archive: Uint8Array, limits: TarLimits = {}): Promise<Map<string, Buffer>> {
+  return readTar(await inflate(archive, { maxOutputLength: limits.maxBytes ?? MAX_UNPACKED_BYTES }), limits);
+}
+
+/** Files of an unpacked tar, as {@link readTarGz}. */
+export function readTar(tar: Buffer, limits: TarLimits = {}): Map<string, Buffer> {
   const maxFiles = limits.maxFiles ?? MAX_FILES;
-  const tar = gunzipSync(archive, { maxOutputLength: limits.maxBytes ?? MAX_UNPACKED_BYTES });
   const files = new Map<string, Buffer>();
   let offset = 0;
   let longName: string | undefined;

@@ -111,7 +111,7 @@ export async function loadRepositoryTrustRoot(
 ): Promise<CompiledTrustRoot> {
   checkTargetsPath(name, repository.targets);
   const root = initialRoot(name, repository.root);
-  const files = unpackMirror(name, repository.mirrorFS);
+  const files = await unpackMirror(name, repository.mirrorFS);
   const target = repository.trustedRootTarget || DEFAULT_TRUSTED_ROOT_TARGET;
   const mirror = `memory://mirrorfs/${encodeURIComponent(name)}`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TUF_TIMEOUT_MS;
@@ -194,10 +194,10 @@ async function fetchTarget(
   }
 }
 
-function unpackMirror(name: string, mirrorFS: string): Map<string, Buffer> {
+async function unpackMirror(name: string, mirrorFS: string): Promise<Map<string, Buffer>> {
   let files: Map<string, Buffer>;
   try {
-    files = readTarGz(decodeBase64(mirrorFS));
+    files = await readTarGz(decodeBase64(mirrorFS));
   } catch (error) {
     throw new TrustRootError('TRUST_ROOT_INVALID', name, 'mirrorFS must be base64 of a gzipped tar', {
       cause: error,

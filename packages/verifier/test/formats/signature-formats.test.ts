@@ -47,28 +47,47 @@ const unreadable = (listedAs: 'legacy-signature' | 'bundle'): DiscoveredArtifact
 });
 
 describe('SignatureFormats', () => {
-  it('reads legacy without signatureFormat, as upstream, and a named format alone', () => {
+  it('reads both formats without signatureFormat, the legacy tags first, and a named format alone', () => {
     expect(SIGNATURE_FORMATS.all).toEqual([legacyFormat, bundleFormat]);
-    expect(SIGNATURE_FORMATS.select(undefined)).toEqual([legacyFormat]);
+    expect(SIGNATURE_FORMATS.defaults).toEqual(['legacy', 'bundle']);
+    expect(SIGNATURE_FORMATS.select(undefined)).toEqual([legacyFormat, bundleFormat]);
+    expect(SIGNATURE_FORMATS.select('legacy')).toEqual([legacyFormat]);
     expect(SIGNATURE_FORMATS.select('bundle')).toEqual([bundleFormat]);
     expect(SIGNATURE_FORMATS.select('dsse')).toBeUndefined();
   });
 
+  it('reads the legacy tags alone without signatureFormat when told to, as policy-controller does', () => {
+    const upstream = SIGNATURE_FORMATS.withDefaults(['legacy']);
+    expect(upstream.select(undefined)).toEqual([legacyFormat]);
+    expect(upstream.others([legacyFormat])).toEqual([bundleFormat]);
+    expect(upstream.all).toEqual(SIGNATURE_FORMATS.all);
+    expect(SIGNATURE_FORMATS.withDefaults(['bundle', 'legacy']).select(undefined)).toEqual([
+      bundleFormat,
+      legacyFormat,
+    ]);
+    expect(SIGNATURE_FORMATS.select(undefined)).toEqual([legacyFormat, bundleFormat]);
+  });
+
   it('hints from every other registered format, a new one last', () => {
     expect(SIGNATURE_FORMATS.others([legacyFormat])).toEqual([bundleFormat]);
+    expect(SIGNATURE_FORMATS.others([legacyFormat, bundleFormat])).toEqual([]);
     const withToy = SIGNATURE_FORMATS.with(toy);
     expect(withToy.others([legacyFormat])).toEqual([bundleFormat, toy]);
     expect(withToy.others([legacyFormat, bundleFormat])).toEqual([toy]);
-    expect(withToy.select(undefined)).toEqual([legacyFormat]);
+    expect(withToy.select(undefined)).toEqual([legacyFormat, bundleFormat]);
     expect(withToy.select('toy')).toEqual([toy]);
   });
 
-  it('refuses a name registered twice and a default that is not registered', () => {
+  it('refuses a name registered twice, and defaults that are none, repeated or not registered', () => {
     expect(() => SIGNATURE_FORMATS.with(legacyFormat)).toThrow(
       'signature format "legacy" is registered twice',
     );
     expect(() => new SignatureFormats({ formats: [bundleFormat], defaults: ['legacy'] })).toThrow(
       'default signature format "legacy" is not registered',
+    );
+    expect(() => SIGNATURE_FORMATS.withDefaults([])).toThrow('no default signature format');
+    expect(() => SIGNATURE_FORMATS.withDefaults(['bundle', 'bundle'])).toThrow(
+      'default signature format "bundle" is named twice',
     );
   });
 
@@ -152,12 +171,23 @@ describe('the legacy format', () => {
 });
 
 describe('the bundle format', () => {
-  it('reads the Sigstore bundle referrers for both', () => {
+  it('reads the Sigstore bundle referrers for both, passing over those announced as the other kind', () => {
     const [signatures] = bundleFormat.queries('signatures', OCI11);
-    expect(bundleFormat.queries('attestations', DEFAULT)).toEqual([signatures]);
-    expect(signatures?.query).toMatchObject({
+    const [attestations] = bundleFormat.queries('attestations', DEFAULT);
+    const referrers = {
       kind: 'referrers',
       artifactType: { startsWith: 'application/vnd.dev.sigstore.bundle' },
+      confirmedAs: 'Sigstore bundle',
+      layers: { pick: 'one', mediaTypePrefix: 'application/vnd.dev.sigstore.bundle', name: 'bundle' },
+    };
+    const annotation = 'dev.sigstore.bundle.predicateType';
+    expect(signatures?.query).toEqual({
+      ...referrers,
+      skipListed: { annotation, differsFrom: 'https://sigstore.dev/cosign/sign/v1' },
+    });
+    expect(attestations?.query).toEqual({
+      ...referrers,
+      skipListed: { annotation, equals: 'https://sigstore.dev/cosign/sign/v1' },
     });
     expect(
       signatures?.read({
@@ -170,19 +200,21 @@ describe('the bundle format', () => {
     ).toEqual({ ...bundle('p'), source: 'r' });
   });
 
-  it('counts a bundle as a signature unless announced as another predicate type', () => {
+  it('counts a bundle as a signature unless announced as another predicate type, and as an attestation unless announced as a signature', () => {
     expect(bundleFormat.counts(bundle(undefined), 'signatures')).toBe(true);
     expect(bundleFormat.counts(bundle('https://sigstore.dev/cosign/sign/v1'), 'signatures')).toBe(true);
     expect(bundleFormat.counts(bundle('https://slsa.dev/provenance/v1'), 'signatures')).toBe(false);
     expect(bundleFormat.counts(bundle('https://slsa.dev/provenance/v1'), 'attestations')).toBe(true);
+    expect(bundleFormat.counts(bundle(undefined), 'attestations')).toBe(true);
+    expect(bundleFormat.counts(bundle('https://sigstore.dev/cosign/sign/v1'), 'attestations')).toBe(false);
     expect(bundleFormat.counts(unreadable('bundle'), 'signatures')).toBe(true);
     expect(bundleFormat.counts(signature, 'signatures')).toBe(false);
   });
 
   it('says where it looked and what it holds', () => {
-    expect(bundleFormat.searched('attestation')).toBe('as a Sigstore bundle (signatureFormat: bundle)');
+    expect(bundleFormat.searched('attestation')).toBe('as a Sigstore bundle');
     expect(bundleFormat.found('signature', 1)).toBe(
-      '1 Sigstore bundle (what cosign 3 writes by default), which count only with signatureFormat: bundle',
+      '1 Sigstore bundle (what cosign 3 writes by default), which this authority does not read',
     );
     expect(bundleFormat.found('signature', 3)).toMatch(/^3 Sigstore bundles /);
   });

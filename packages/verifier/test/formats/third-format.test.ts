@@ -46,7 +46,7 @@ const toyFormat: SignatureFormat = {
   name: 'toy',
   queries: (evidence) => (evidence === 'signatures' ? [TOY_SIGNATURES] : []),
   counts: (artifact, evidence) => evidence === 'signatures' && encodingOf(artifact) === 'bundle',
-  searched: () => 'as a toy signature (signatureFormat: toy)',
+  searched: () => 'as a toy signature',
   found: (noun, count) =>
     `${count} toy ${noun}${count === 1 ? '' : 's'}, which count only with signatureFormat: toy`,
 };
@@ -132,14 +132,14 @@ describe('a third signature format, registered in one place', () => {
   });
 
   it('is named, with the bundle, when an authority reading the legacy tags finds nothing', async () => {
-    const check = await verify({}, formats);
+    const check = await verify({ signatureFormat: 'legacy' }, formats);
     expect(check).toMatchObject({
       passed: false,
       failure: {
         kind: 'policy',
         reason:
-          'no signature found in the legacy .sig/.att tags; ' +
-          'the image has 1 Sigstore bundle (what cosign 3 writes by default), which count only with signatureFormat: bundle; ' +
+          'no signature found in the legacy .sig/.att tags (signatureFormat: legacy); ' +
+          'the image has 1 Sigstore bundle (what cosign 3 writes by default), which this authority does not read; ' +
           'the image has 1 toy signature, which count only with signatureFormat: toy',
       },
     });
@@ -148,15 +148,23 @@ describe('a third signature format, registered in one place', () => {
   });
 
   it('is not named without its registration', async () => {
-    const check = await verify({});
+    const check = await verify({ signatureFormat: 'legacy' });
     expect(check).toMatchObject({
       passed: false,
       failure: {
         reason:
-          'no signature found in the legacy .sig/.att tags; ' +
-          'the image has 1 Sigstore bundle (what cosign 3 writes by default), which count only with signatureFormat: bundle',
+          'no signature found in the legacy .sig/.att tags (signatureFormat: legacy); ' +
+          'the image has 1 Sigstore bundle (what cosign 3 writes by default), which this authority does not read',
       },
     });
+  });
+
+  it('is read after the defaults by an authority without signatureFormat, once the deployment names it among them', async () => {
+    const check = await verify({}, formats.withDefaults(['legacy', 'toy']));
+    expect(check).toMatchObject({ passed: true, authority: 'release-key' });
+    // The .sig tag first (nothing there), then one listing of the referrers for the toy.
+    expect(requests.filter((r) => r.endsWith('.sig'))).toHaveLength(1);
+    expect(requests.filter((r) => r.includes('/referrers/'))).toHaveLength(1);
   });
 });
 

@@ -2,6 +2,7 @@
 // are built by hand (not parsed), to show the compiler holds even for what the parser refuses.
 import type { ImagePolicy } from '@signet/k8s-types';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SIGNATURE_FORMATS } from '../../src/formats/index.js';
 import type { CompileContext } from '../../src/policy/compile.js';
 import { PolicyCompileError } from '../../src/policy/errors.js';
 import { compileImagePolicyAuthorities } from '../../src/policy/namespaced.js';
@@ -77,6 +78,27 @@ describe('compileImagePolicyAuthorities', () => {
     expect(authority?.type === 'key' && authority.state.kind).toBe('ready');
   });
 
+  it("reads the deployment's signature formats, and its index-signatures annotation", async () => {
+    const authorities = [{ name: 'release', key: { data: KEY_PEM } }];
+    const both = await compileImagePolicyAuthorities(teamPolicy({ authorities }), everything());
+    expect(both.authorities[0]).toMatchObject({ formats: [{ name: 'legacy' }, { name: 'bundle' }] });
+    expect(both.indexSignatures).toBe('index');
+    const formats = SIGNATURE_FORMATS.withDefaults(['legacy']);
+    const annotated = teamPolicy({ authorities });
+    const upstream = await compileImagePolicyAuthorities(
+      {
+        ...annotated,
+        metadata: { ...annotated.metadata, annotations: { 'signet.dev/index-signatures': 'platforms' } },
+      },
+      { ...everything(), formats },
+    );
+    expect(upstream.authorities[0]).toMatchObject({
+      formats: [{ name: 'legacy' }],
+      signatureFormat: undefined,
+    });
+    expect(upstream.indexSignatures).toBe('platforms');
+  });
+
   it("never reads another namespace's Secret, even when one of the same name exists in Signet's", async () => {
     const context = everything();
     const missing = await compileImagePolicyAuthorities(
@@ -100,6 +122,8 @@ describe('compileImagePolicyAuthorities', () => {
       context,
     );
     expect(foreign.message).toContain('spec.authorities[0].key.secretRef.namespace');
+    // Named as what it is (a ClusterImagePolicy's name never has a `/`).
+    expect(foreign.message).toMatch(/^ImagePolicy "team-a\/ci": spec\.authorities\[0\]/);
   });
 
   it('reads ConfigMaps of its own namespace only', async () => {

@@ -17,59 +17,81 @@ function resum(tar: Buffer): Buffer {
 }
 
 describe('reading a gzipped tar', () => {
-  it('returns regular files by normalized path, skipping directories', () => {
-    const read = readTarGz(tarGz(files({ './a/b.json': 'x', '/c': '' }), { directories: ['a/'] }));
+  it('returns regular files by normalized path, skipping directories', async () => {
+    const read = await readTarGz(tarGz(files({ './a/b.json': 'x', '/c': '' }), { directories: ['a/'] }));
     expect([...read.keys()]).toEqual(['a/b.json', 'c']);
     expect(read.get('a/b.json')?.toString()).toBe('x');
   });
 
-  it('reads PAX and GNU long names', () => {
-    expect([...readTarGz(tarGz(files({ [LONG]: 'p' }), { longNames: 'pax' })).keys()]).toEqual([LONG]);
-    expect([...readTarGz(tarGz(files({ [LONG]: 'g' }), { longNames: 'gnu' })).keys()]).toEqual([LONG]);
+  it('reads PAX and GNU long names', async () => {
+    expect([...(await readTarGz(tarGz(files({ [LONG]: 'p' }), { longNames: 'pax' }))).keys()]).toEqual([
+      LONG,
+    ]);
+    expect([...(await readTarGz(tarGz(files({ [LONG]: 'g' }), { longNames: 'gnu' }))).keys()]).toEqual([
+      LONG,
+    ]);
   });
 
-  it('reads the USTAR prefix field', () => {
+  it('reads the USTAR prefix field', async () => {
     const archive = tarGz(files({ 'name.json': 'z' }));
     const tar = Buffer.from(gunzipSync(archive));
     tar.write('prefix/dir', 345);
-    expect([...readTarGz(gzipSync(resum(tar))).keys()]).toEqual(['prefix/dir/name.json']);
+    expect([...(await readTarGz(gzipSync(resum(tar)))).keys()]).toEqual(['prefix/dir/name.json']);
   });
 
-  it('refuses paths that climb out, bad checksums, bad numbers, truncation, bad PAX and too many files', () => {
-    expect(() => readTarGz(tarGz(files({ '../etc/passwd': 'x' })))).toThrow('climbs out of the archive');
+  it('refuses paths that climb out, bad checksums, bad numbers, truncation, bad PAX and too many files', async () => {
+    await expect(readTarGz(tarGz(files({ '../etc/passwd': 'x' })))).rejects.toThrow(
+      'climbs out of the archive',
+    );
     const tar = () => Buffer.from(gunzipSync(tarGz(files({ 'a.json': 'x'.repeat(10) }))));
     const badSum = tar();
     badSum[0] = 0x62;
-    expect(() => readTarGz(gzipSync(badSum))).toThrow('tar header checksum mismatch');
+    await expect(readTarGz(gzipSync(badSum))).rejects.toThrow('tar header checksum mismatch');
     const truncated = tar().subarray(0, 515);
-    expect(() => readTarGz(gzipSync(truncated))).toThrow('tar entry runs past the end of the archive');
+    await expect(readTarGz(gzipSync(truncated))).rejects.toThrow(
+      'tar entry runs past the end of the archive',
+    );
     const badSize = tar();
     badSize.write('zzzzzzzzzzz\0', 124);
-    expect(() => readTarGz(gzipSync(resum(badSize)))).toThrow('tar header has a non-octal number');
+    await expect(readTarGz(gzipSync(resum(badSize)))).rejects.toThrow('tar header has a non-octal number');
     const pax = Buffer.from(gunzipSync(tarGz(files({ [LONG]: 'p' }), { longNames: 'pax' })));
     pax.write('x', 512);
-    expect(() => readTarGz(gzipSync(pax))).toThrow('malformed PAX header');
-    expect(() => readTarGz(tarGz(files({ a: '1', b: '2', c: '3' })), { maxFiles: 2 })).toThrow(
+    await expect(readTarGz(gzipSync(pax))).rejects.toThrow('malformed PAX header');
+    await expect(readTarGz(tarGz(files({ a: '1', b: '2', c: '3' })), { maxFiles: 2 })).rejects.toThrow(
       'more than 2 files',
     );
-    expect(() => readTarGz(tarGz(files({ a: 'x'.repeat(4096) })), { maxBytes: 1024 })).toThrow();
+    await expect(readTarGz(tarGz(files({ a: 'x'.repeat(4096) })), { maxBytes: 1024 })).rejects.toThrow();
   });
 
-  it('reads old-style headers: full-width names, no magic, empty numbers', () => {
+  it('reads old-style headers: full-width names, no magic, empty numbers', async () => {
     const hundred = `${'n'.repeat(95)}.json`;
-    expect([...readTarGz(tarGz(files({ [hundred]: 'x' }))).keys()]).toEqual([hundred]);
+    expect([...(await readTarGz(tarGz(files({ [hundred]: 'x' })))).keys()]).toEqual([hundred]);
     const v7 = Buffer.from(gunzipSync(tarGz(files({ 'name.json': 'z' }))));
     v7.fill(0, 257, 265);
     v7.write('ignored', 345);
-    expect([...readTarGz(gzipSync(resum(v7))).keys()]).toEqual(['name.json']);
+    expect([...(await readTarGz(gzipSync(resum(v7)))).keys()]).toEqual(['name.json']);
     const empty = Buffer.from(gunzipSync(tarGz(files({ 'empty.json': '' }))));
     empty.fill(0, 124, 136);
-    expect(readTarGz(gzipSync(resum(empty))).get('empty.json')?.length).toBe(0);
+    expect((await readTarGz(gzipSync(resum(empty)))).get('empty.json')?.length).toBe(0);
   });
 
-  it('ignores other entry types', () => {
+  it('ignores other entry types', async () => {
     const archive = Buffer.from(gunzipSync(tarGz(files({ link: '', 'b.json': 'q' }))));
     archive.write('2', 156);
-    expect([...readTarGz(gzipSync(resum(archive))).keys()]).toEqual(['b.json']);
+    expect([...(await readTarGz(gzipSync(resum(archive)))).keys()]).toEqual(['b.json']);
+  });
+
+  // Issue 21: a TrustRoot's mirrorFS was unpacked with gunzipSync on the event loop; anyone may
+  // send one to /validate-policy, and 3 MB of gzip unpack to the 64 MiB limit.
+  it('unpacks off the event loop: what the event loop has to do meanwhile runs before the archive is read', async () => {
+    const order: string[] = [];
+    const archive = tarGz(files({ 'a.json': 'x'.repeat(8 * 1024 * 1024) }));
+    const reading = (async () => {
+      await readTarGz(archive);
+      order.push('read');
+    })();
+    setImmediate(() => order.push('event loop'));
+    await reading;
+    expect(order).toEqual(['event loop', 'read']);
   });
 });
