@@ -25,5 +25,14 @@ export async function procStats(pid: number): Promise<ProcStats> {
   };
 }
 
+/** Seconds since `pid` started (`/proc/<pid>/stat` field 22 against `/proc/uptime`; 10 ms resolution). */
+export async function ageSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const uptime = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
+  // starttime is field 22, in clock ticks since boot (100 per second).
+  const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  return uptime - startTicks / 100;
+}
+
 export const median = (values: readonly number[]): number =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;

@@ -1,7 +1,7 @@
 // `pnpm bench` (e2e): what a start of `signet serve` costs with policies from the cluster (the
 // Kubernetes client loaded, the policies listed and watched) against the same server with the same
 // policies from a file (no Kubernetes client), in the same run, rounds interleaved; and, given
-// SIGNET_BENCH_BASELINE_CLI=<another build's dist/bin/signet.js>, that build in cluster mode too.
+// SIGNET_BENCH_BASELINE_CLI=<another build's dist/bin/signet.js>, that build in both modes too.
 // A measurement, not a test: it fails only on a wrong outcome (a review not admitted), never on
 // speed.
 //
@@ -11,16 +11,24 @@
 //   - to the first admitted review that needs the policies (a Pod CREATE of a digest under a
 //     `static: pass` policy: no registry), answered 503 until they are loaded; and the CPU time the
 //     process used until then, which the machine's load changes less than the wall time;
-//   - first verification: then a Pod CREATE of a cosign-signed image (keyed policy, cold cache);
+//   - first verification: 2 s later, a Pod CREATE of a cosign-signed image (keyed policy, cold
+//     cache): a new replica's first review comes once its Pod is Ready and the Service lists it,
+//     a readiness probe later (the chart's probes every 5 s), and Signet warms up meanwhile;
 //   - RSS after both.
-// Each round starts every arm twice: with an empty V8 compile cache (a new Pod) and with the one the
-// first start left (a restarted container). Then, per arm, RSS after 100,000 scale-down reviews.
+// Each round starts every arm twice: with an empty V8 compile cache (a new Pod) and with the one
+// the first start left (a restarted container); and a build that has `bin/fill-compile-cache.js`
+// a third time, with a cache that script filled, as the image ships it (a new Pod of the image).
+// Each start ends as a container's does, with SIGTERM (no drain): Node writes the compile cache as
+// the process exits, so a SIGKILLed start would leave none. Then, per arm, RSS after 100,000
+// scale-down reviews.
 //
 // Environment: SIGNET_BENCH_ROUNDS=N rounds (default 5); SIGNET_BENCH_BASELINE_CLI as above.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import * as testbed from '@signet/testbed';
 import { stringify } from 'yaml';
 import { median, procStats } from './proc-stats.ts';
@@ -45,8 +53,10 @@ const BASELINE_CLI = process.env.SIGNET_BENCH_BASELINE_CLI;
 /** Signet's Node flags as the chart and the image set them. */
 const CHART_NODE_OPTIONS = '--max-old-space-size=256 --max-semi-space-size=8';
 const TARGET_START_MS = 2000;
+/** From ready to the first verification: within the chart's readiness probe period (5 s). */
+const FIRST_REVIEW_AFTER_READY_MS = 2000;
 
-type ArmName = 'cluster' | 'policy-file' | 'baseline-cluster';
+type ArmName = 'cluster' | 'policy-file' | 'baseline-cluster' | 'baseline-policy-file';
 interface Arm {
   readonly name: ArmName;
   readonly cli: string;
@@ -57,6 +67,8 @@ interface Start {
   readonly firstAdmittedMs: number;
   readonly cpuMs: number;
   readonly firstVerificationMs: number;
+  /** The server's CPU time for that verification (10 ms resolution). */
+  readonly firstVerificationCpuMs: number;
   readonly rssMiB: number;
 }
 
@@ -149,6 +161,11 @@ try {
             cli: BASELINE_CLI,
             policyArgs: [`--kubeconfig=${cluster.kubeconfig}`],
           },
+          {
+            name: 'baseline-policy-file' as const,
+            cli: BASELINE_CLI,
+            policyArgs: [`--policy-file=${policyFile}`],
+          },
         ]
       : []),
   ];
@@ -177,6 +194,7 @@ try {
         `--insecure-registry=${registry.host}`,
         '--audit-interval=0',
         '--log-level=warn',
+        '--shutdown-drain=0s',
       ],
       {
         env: {
@@ -189,11 +207,14 @@ try {
         stdio: 'ignore',
       },
     );
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       return await then(`https://127.0.0.1:${port}/validate`, child.pid ?? 0, t0);
     } finally {
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(forced);
     }
   };
 
@@ -209,9 +230,12 @@ try {
       const firstCheapMs = await firstAdmitted(scaleDown);
       const firstAdmittedMs = await firstAdmitted(needsPolicies);
       const cpuMs = (await procStats(pid)).cpuSeconds * 1000;
+      await new Promise((resolve) => setTimeout(resolve, FIRST_REVIEW_AFTER_READY_MS));
+      const cpuBefore = (await procStats(pid)).cpuSeconds;
       const t1 = performance.now();
       const verified = await post(url, ca.cert, verification);
       const firstVerificationMs = performance.now() - t1;
+      const firstVerificationCpuMs = ((await procStats(pid)).cpuSeconds - cpuBefore) * 1000;
       if (Number.isNaN(firstAdmittedMs) || !admitted(verified)) {
         wrong++;
         console.error(
@@ -223,6 +247,7 @@ try {
         firstAdmittedMs,
         cpuMs,
         firstVerificationMs,
+        firstVerificationCpuMs,
         rssMiB: (await procStats(pid)).rssMiB,
       };
     });
@@ -231,12 +256,20 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const arm of arms) {
       const cacheDir = await mkdtemp(join(cluster.runDir, `compile-cache-${arm.name}-`));
-      for (const cache of ['cold', 'warm'] as const) {
-        const result = await start(arm, cacheDir);
+      const filler = join(dirname(arm.cli), 'fill-compile-cache.js');
+      for (const cache of ['cold', 'warm', ...(existsSync(filler) ? (['filled'] as const) : [])]) {
+        let dir = cacheDir;
+        if (cache === 'filled') {
+          dir = await mkdtemp(join(cluster.runDir, `compile-cache-${arm.name}-filled-`));
+          await promisify(execFile)(process.execPath, [filler, dir], {
+            env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: CHART_NODE_OPTIONS },
+          });
+        }
+        const result = await start(arm, dir);
         const key = `${arm.name} ${cache}`;
         results[key] = [...(results[key] ?? []), result];
         console.log(
-          `round ${round + 1} ${arm.name} (${cache} compile cache): first admitted scale-down ${result.firstCheapMs.toFixed(0)} ms, needing the policies ${result.firstAdmittedMs.toFixed(0)} ms (${result.cpuMs.toFixed(0)} ms CPU), first verification ${result.firstVerificationMs.toFixed(0)} ms, RSS ${result.rssMiB.toFixed(0)} MiB`,
+          `round ${round + 1} ${arm.name} (${cache} compile cache): first admitted scale-down ${result.firstCheapMs.toFixed(0)} ms, needing the policies ${result.firstAdmittedMs.toFixed(0)} ms (${result.cpuMs.toFixed(0)} ms CPU), first verification ${result.firstVerificationMs.toFixed(0)} ms (${result.firstVerificationCpuMs.toFixed(0)} ms CPU), RSS ${result.rssMiB.toFixed(0)} MiB`,
         );
       }
     }
@@ -245,29 +278,41 @@ try {
   say(`medians of ${ROUNDS} starts per arm (chart's Node flags)`);
   for (const [name, starts] of Object.entries(results)) {
     const first = median(starts.map((s) => s.firstAdmittedMs));
-    const check = name.startsWith('cluster')
-      ? ` (target <= ${TARGET_START_MS} ms: ${first <= TARGET_START_MS ? 'met' : 'NOT met'})`
-      : '';
+    const check =
+      name.startsWith('cluster') || name.startsWith('baseline-cluster')
+        ? ` (target <= ${TARGET_START_MS} ms: ${first <= TARGET_START_MS ? 'met' : 'NOT met'})`
+        : '';
     say(
-      `${name}: start to first admitted scale-down ${median(starts.map((s) => s.firstCheapMs)).toFixed(0)} ms; to first admitted review needing the policies ${first.toFixed(0)} ms${check} (${median(starts.map((s) => s.cpuMs)).toFixed(0)} ms CPU); first verification ${median(starts.map((s) => s.firstVerificationMs)).toFixed(0)} ms, RSS ${median(starts.map((s) => s.rssMiB)).toFixed(0)} MiB`,
+      `${name}: start to first admitted scale-down ${median(starts.map((s) => s.firstCheapMs)).toFixed(0)} ms; to first admitted review needing the policies ${first.toFixed(0)} ms${check} (${median(starts.map((s) => s.cpuMs)).toFixed(0)} ms CPU); first verification ${median(starts.map((s) => s.firstVerificationMs)).toFixed(0)} ms (${median(starts.map((s) => s.firstVerificationCpuMs)).toFixed(0)} ms CPU), RSS ${median(starts.map((s) => s.rssMiB)).toFixed(0)} MiB`,
     );
   }
-  for (const cache of ['cold', 'warm']) {
-    const of = (arm: ArmName, key: 'firstAdmittedMs' | 'cpuMs') =>
-      results[`${arm} ${cache}`]?.map((s) => s[key]) ?? [];
+  for (const cache of ['cold', 'warm', 'filled']) {
+    if (results[`cluster ${cache}`] === undefined) continue;
+    const of = (arm: ArmName, key: 'firstAdmittedMs' | 'cpuMs' | 'firstVerificationMs', kind = cache) =>
+      results[`${arm} ${kind}`]?.map((s) => s[key]) ?? [];
+    const whats = {
+      firstAdmittedMs: 'start to first admitted review needing the policies',
+      cpuMs: 'CPU until then',
+      firstVerificationMs: 'first verification',
+    } as const;
     for (const key of ['firstAdmittedMs', 'cpuMs'] as const) {
-      const what = key === 'cpuMs' ? 'CPU until then' : 'start to first admitted review needing the policies';
       const ratios = of('cluster', key).map((v, i) => v / (of('policy-file', key)[i] ?? Number.NaN));
       say(
-        `${cache}: cluster mode / policy file, ${what}: ${median(ratios).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+        `${cache}: cluster mode / policy file, ${whats[key]}: ${median(ratios).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
       );
-      if (BASELINE_CLI) {
-        const before = of('cluster', key).map((v, i) => v / (of('baseline-cluster', key)[i] ?? Number.NaN));
+    }
+    if (!BASELINE_CLI) continue;
+    // A new Pod of the baseline has no filled cache: its cold start is what `filled` replaces.
+    const baseline = cache === 'filled' ? 'cold' : cache;
+    for (const mode of ['cluster', 'policy-file'] as const)
+      for (const key of ['firstAdmittedMs', 'cpuMs', 'firstVerificationMs'] as const) {
+        const before = of(mode, key).map(
+          (v, i) => v / (of(`baseline-${mode}`, key, baseline)[i] ?? Number.NaN),
+        );
         say(
-          `${cache}: cluster mode, this build / baseline build, ${what}: ${median(before).toFixed(2)}x (rounds: ${before.map((r) => r.toFixed(2)).join(', ')})`,
+          `${cache}: ${mode}, this build / baseline build (${baseline}), ${whats[key]}: ${median(before).toFixed(2)}x (rounds: ${before.map((r) => r.toFixed(2)).join(', ')})`,
         );
       }
-    }
   }
 
   // Memory after 100,000 cheap reviews, per arm.

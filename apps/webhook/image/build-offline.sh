@@ -74,6 +74,8 @@ state="$repo/node_modules/.pnpm-workspace-state-v1.json"
 (cd "$repo" && pnpm --filter @signet/webhook deploy --prod --legacy "$context/app" >/dev/null)
 [ -f "$context/workspace-state.json" ] && cp "$context/workspace-state.json" "$state"
 rm -f "$context/workspace-state.json"
+# Filled inside the image build (Dockerfile.offline), where its paths and user are the image's.
+mkdir "$context/compile-cache"
 
 # The one version: @signet/webhook's (changesets keeps the libraries and the chart on it).
 version=$(cd "$repo" && pnpm exec node -p 'require("./apps/webhook/package.json").version')

@@ -136,8 +136,5 @@ export async function issueClientCertificate(
 }
 
 /** When a certificate is due for renewal: after two thirds of its lifetime. */
-export function renewalTime(pem: string): Date {
-  const cert = new x509.X509Certificate(pem);
-  const start = cert.notBefore.getTime();
-  return new Date(start + ((cert.notAfter.getTime() - start) * 2) / 3);
-}
+
+export { renewalTime } from './certificate-renewal.js';

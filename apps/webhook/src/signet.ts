@@ -34,6 +34,7 @@ import {
   readClientCa,
 } from './tls.js';
 import { version } from './version.js';
+import { healthzUrl, WarmUp } from './warm-up.js';
 
 /** Parts a test may provide instead of the defaults. */
 export interface SignetOverrides {
@@ -120,6 +121,11 @@ export async function startSignet(
       ports,
       ...(clientAuth ? [clientCaWatch(clientAuth, logger, (ca) => ports.setClientCa(ca))] : []),
       ...policies.parts,
+      new WarmUp({
+        ready: () => admission.store.current !== undefined,
+        healthz: () => healthzUrl(config.opsHost, ports.servers.opsPort),
+        logger,
+      }),
     ],
     { logger, elector: kube?.elector },
   );

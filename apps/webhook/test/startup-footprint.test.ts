@@ -195,3 +195,33 @@ it('loads no Kubernetes client for `signet verify --policy-file` nor `signet ser
   expect([verified === 0 || verified === 1, listening]).toEqual([true, true]);
   expect(urls.filter((u) => u.includes('/@kubernetes/client-node/'))).toEqual([]);
 });
+
+// Self-managed TLS (the chart's default) reads its certificates from a Secret at every start and
+// hour; only issuing one needs @peculiar/x509 and its ASN.1 modules (about 200), so a start that
+// finds valid certificates (every restart, every replica after the first) loads none of them.
+const SELF_MANAGED_PROBE = `
+import { registerHooks } from 'node:module';
+const urls = new Set();
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); urls.add(r.url); return r; } });
+const dist = process.argv[1];
+await import(dist + '/kube/self-managed-tls.js');
+const { renewalTime } = await import(dist + '/certificate-renewal.js');
+const due = renewalTime(process.argv[2]);
+process.stdout.write(JSON.stringify({ urls: [...urls], due: due.toISOString() }));
+`;
+
+it('self-managed TLS judges its certificates without loading the certificate-issuing code', async () => {
+  const now = new Date('2026-06-01T00:00:00Z');
+  const ca = await createCertificateAuthority('renewal', 30, now);
+  const dist = new URL('../dist', import.meta.url).href;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--input-type=module', '-e', SELF_MANAGED_PROBE, dist, ca.cert],
+    { env: { PATH: process.env.PATH ?? '', NODE_DISABLE_COMPILE_CACHE: '1' } },
+  );
+  const { urls, due } = JSON.parse(stdout) as { urls: string[]; due: string };
+  expect(urls.filter((u) => /@peculiar|tsyringe|\/certificates\.js$/.test(u))).toEqual([]);
+  // Two thirds into its validity, which starts 5 minutes before `now` (clock skew).
+  const start = now.getTime() - 5 * 60_000;
+  expect(due).toBe(new Date(start + ((now.getTime() + 30 * 86_400_000 - start) * 2) / 3).toISOString());
+});

@@ -10,6 +10,7 @@ import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig, type User } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { InputError, NoClusterError } from '../errors.js';
+import { ConnectionReusingKubeConfig } from './reused-connections.js';
 
 /** Where the cluster is: what `--kubeconfig` and `--context` say. */
 export interface KubeAccessOptions {
@@ -41,7 +42,8 @@ export function loadKubeConfig(options: KubeAccessOptions = {}, serviceAccountPr
       throw new InputError(`--context ${options.context}: no kubeconfig to find it in`);
     return inCluster(serviceAccountPrefix);
   }
-  const config = new KubeConfig();
+  // Calls through it reuse kept-alive connections to the API server (reused-connections.ts).
+  const config = new ConnectionReusingKubeConfig();
   for (const [index, file] of files.entries()) {
     const one = new KubeConfig();
     try {
@@ -83,7 +85,7 @@ function inCluster(serviceAccountPrefix: string): LoadedKubeConfig {
     throw new NoClusterError(
       'no cluster to talk to: give --kubeconfig, set KUBECONFIG, or run in a Pod with a ServiceAccount',
     );
-  const config = new KubeConfig();
+  const config = new ConnectionReusingKubeConfig();
   // Its user reads the token file again every minute: the kubelet rotates it.
   config.loadFromCluster(serviceAccountPrefix);
   return { config, source: 'the in-cluster ServiceAccount' };

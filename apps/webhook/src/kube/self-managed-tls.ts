@@ -1,10 +1,6 @@
 import { PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
-import {
-  createCertificateAuthority,
-  type IssuedCertificate,
-  issueServingCertificate,
-  renewalTime,
-} from '../certificates.js';
+import { renewalTime } from '../certificate-renewal.js';
+import type { IssuedCertificate } from '../certificates.js';
 import type { Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
 import type { CertificatePair } from '../tls.js';
@@ -95,6 +91,7 @@ export class SelfManagedTls implements Part {
     const stored = await this.#read();
     let material = stored;
     if (!material || renewalTime(material.ca.cert) <= now) {
+      const { createCertificateAuthority } = await issuing();
       const ca = await createCertificateAuthority(
         `signet-webhook-ca.${this.#o.namespace}`,
         this.#o.caValidDays ?? 1825,
@@ -114,8 +111,9 @@ export class SelfManagedTls implements Part {
     return material;
   }
 
-  #issue(ca: IssuedCertificate, now: Date): Promise<IssuedCertificate> {
+  async #issue(ca: IssuedCertificate, now: Date): Promise<IssuedCertificate> {
     const { serviceName: s, namespace: n } = this.#o;
+    const { issueServingCertificate } = await issuing();
     return issueServingCertificate(
       ca,
       [`${s}.${n}.svc`, `${s}.${n}.svc.cluster.local`, `${s}.${n}`, s],
@@ -226,4 +224,12 @@ export class SelfManagedTls implements Part {
       }
     }
   }
+}
+
+/**
+ * The certificate-issuing code, loaded when a certificate must be issued: a start that finds valid
+ * ones in the Secret (every restart, every replica after the first) never loads it.
+ */
+function issuing(): Promise<typeof import('../certificates.js')> {
+  return import('../certificates.js');
 }
