@@ -6,6 +6,7 @@ import type { AdmissionDecision, ImageTarget } from './decide.js';
 import { describeCause, oneLine } from './describe.js';
 import { quote } from './errors.js';
 import { digestPatch } from './patch.js';
+import { formatAge } from './stale-if-error.js';
 import type { FailureKind, ImageVerdict, PolicyVerdict, VerificationFailure } from './verdict.js';
 
 /** One image that did not pass, for metrics and logs. */
@@ -139,7 +140,10 @@ function judgeImage(
     record('not verified: infrastructure failure: no policy verdict', 'infrastructure', true);
   } else {
     for (const policy of outcome.verdicts) {
-      if (policy.passed) continue;
+      if (policy.passed) {
+        if (policy.grace !== undefined) judgement.warned.push(graceText(policy, policy.grace));
+        continue;
+      }
       record(policyText(policy, policy.failure), policy.failure.kind, policy.mode === 'enforce', policy);
     }
     if (startsContainers && !target.image.includes('@') && judgement.denied.length === 0) {
@@ -153,6 +157,18 @@ function policyText(policy: PolicyVerdict, failure: VerificationFailure): string
   const label = failure.kind === 'infrastructure' ? 'infrastructure failure: ' : '';
   const cause = failure.cause === undefined ? '' : ` (${describeCause(failure.cause)})`;
   return `policy ${quote(policy.policy)} (${policy.mode}): ${label}${oneLine(failure.reason)}${cause}`;
+}
+
+/** The warning of an image admitted on a verification record (stale-if-error). */
+function graceText(
+  policy: PolicyVerdict,
+  grace: { readonly ageMs: number; readonly failure: VerificationFailure },
+): string {
+  const cause = grace.failure.cause === undefined ? '' : ` (${describeCause(grace.failure.cause)})`;
+  return (
+    `policy ${quote(policy.policy)} (${policy.mode}): admitted on a verification record ${formatAge(grace.ageMs)} old ` +
+    `(stale-if-error): verification failed now: infrastructure failure: ${oneLine(grace.failure.reason)}${cause}`
+  );
 }
 
 function imageLine(target: ImageTarget, parts: readonly string[]): string {

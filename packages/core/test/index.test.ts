@@ -5,15 +5,19 @@ import * as core from '../src/index.js';
 
 test('the public runtime exports are exactly these', () => {
   expect(Object.keys(core).sort()).toEqual([
+    'CLOCK_SKEW_MS',
     'CoreError',
     'DOCKER_HUB',
     'InvalidPolicyError',
     'InvalidReferenceError',
+    'applyGrace',
     'compilePolicies',
     'compilePolicy',
     'decideAdmission',
     'describeCause',
     'digestPatch',
+    'formatAge',
+    'graceFor',
     'matchPolicies',
     'matchSubjectOf',
     'mutatingResponse',
@@ -21,6 +25,7 @@ test('the public runtime exports are exactly these', () => {
     'planChecks',
     'policySet',
     'policyVerdict',
+    'repositoryOf',
     'semanticEqual',
     'summarizeAdmission',
     'validatingResponse',
