@@ -25,6 +25,7 @@ export {
   type UnreachableReason,
   unreachable,
 } from './net/unreachable.js';
+export type { PassRecords, RecordedPass } from './pass-records.js';
 export {
   type CelEvaluator,
   type CelHost,
