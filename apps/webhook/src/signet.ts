@@ -240,10 +240,6 @@ export async function startSignet(
     kmsKeys: inputs.kmsKeys,
     remoteRoots: inputs.remoteRoots,
     ...(inputs.defaultRoot ? { defaultRoot: inputs.defaultRoot } : {}),
-    // Read at every compile: a changed KMS key or trust root gives every policy a new revision.
-    get generation() {
-      return inputs.generation;
-    },
   };
   let source: ClusterPolicySource | undefined;
   // Policy status on the cluster: written by the replica holding the Lease (ADR 0011).

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { AdmissionDecision, ImageReference } from '@signet/core';
 import {
   type CompiledPolicy,
@@ -31,6 +30,9 @@ import {
   type TrustRootResolver,
   trustRootResolver,
 } from '@signet/verifier';
+import { parseGoDuration } from '../http/duration.js';
+import { version } from '../version.js';
+import { PolicyReads, policyFingerprint, recordingContext } from './fingerprint.js';
 import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-objects.js';
 
 /**
@@ -48,6 +50,12 @@ export interface SnapshotPolicy extends CompiledPolicy {
   readonly brokenKind: 'unreadable' | 'invalid' | 'passing' | undefined;
   /** The `metadata.generation` that was compiled (for `status.observedGeneration`). */
   readonly generation: number | undefined;
+  /**
+   * How long a verification record may admit an image this policy cannot verify now for an
+   * infrastructure reason (stale-if-error): the `signet.dev/stale-if-error` annotation, else
+   * `undefined` (the server's default applies). 0 turns it off for this policy.
+   */
+  readonly staleIfErrorMs: number | undefined;
 }
 
 /** Whether a TrustRoot can be used: `undefined` when it loaded, else why not. */
@@ -87,8 +95,8 @@ export interface CompileOptions {
   readonly defaultRoot?: LivingTrustRoot;
   /** `remote` TrustRoots kept across compiles and refreshed on a schedule. */
   readonly remoteRoots?: RemoteTrustRoots;
-  /** Changes whenever a KMS key or a TUF-served root changed: passes cached under the old one are not reused. */
-  readonly generation?: number;
+  /** Signet's version, part of every policy's fingerprint (verification may differ between versions). */
+  readonly signetVersion?: string;
   readonly now?: () => Date;
   /** CUE and Rego; without them such policies are broken (they deny what they match). */
   readonly engines?: PolicyEngineHost;
@@ -121,8 +129,21 @@ export interface CompileResult {
 
 const PASSING_CODES: ReadonlySet<string> = new Set(['REMOTE_POLICY_FAILED', 'POLICY_ENGINE_FAILED']);
 
-function digestOf(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+/** The annotation that sets a policy's stale-if-error grace period (a duration; 0 turns it off). */
+export const STALE_IF_ERROR_ANNOTATION = 'signet.dev/stale-if-error';
+
+/** Longest grace period an annotation may set: the records are collected after this long anyway. */
+export const MAX_STALE_IF_ERROR_MS = 30 * 24 * 3_600_000;
+
+/**
+ * The policy's own grace period: `undefined` without the annotation, 0 for a value that is not a
+ * duration of at most 30 days (never longer than asked: an unreadable value turns it off).
+ */
+function staleIfErrorOf(cip: ClusterImagePolicy): number | undefined {
+  const value = cip.metadata.annotations?.[STALE_IF_ERROR_ANNOTATION];
+  if (value === undefined) return undefined;
+  const ms = parseGoDuration(value.trim());
+  return ms === undefined || ms > MAX_STALE_IF_ERROR_MS ? 0 : ms;
 }
 
 /** A policy that cannot be enforced denies everything it matches, saying why. */
@@ -201,22 +222,28 @@ function matcherOf(cip: ClusterImagePolicy, broken: string | undefined, problems
 async function compileRecord(
   { matcher, broken: unusable }: Matcher,
   unusableKind: 'unreadable' | 'invalid',
-  context: CompileContext,
-  shared: string,
+  base: CompileContext,
+  fingerprinting: { readonly signet: string; readonly config: PolicyControllerConfig },
 ): Promise<{ record: SnapshotPolicy; problem?: PolicyProblem; retry: boolean }> {
   const cip: ClusterImagePolicy = matcher.policy;
-  const revision = `${cip.metadata.uid ?? cip.metadata.name}:${digestOf(cip.spec)}:${shared}`;
+  // What this policy's compile reads goes into its fingerprint (the revision of its passes).
+  const reads = new PolicyReads();
+  const context = recordingContext(base, reads);
   const record = (
     compiled: CompiledAuthorities,
     broken: string | undefined,
     brokenKind: SnapshotPolicy['brokenKind'],
-  ): SnapshotPolicy => ({
-    ...matcher,
-    verify: { name: matcher.name, mode: matcher.mode, revision, compiled },
-    broken,
-    brokenKind,
-    generation: cip.metadata.generation,
-  });
+  ): SnapshotPolicy => {
+    const revision = policyFingerprint({ ...fingerprinting, policy: cip, reads });
+    return {
+      ...matcher,
+      verify: { name: matcher.name, mode: matcher.mode, revision, compiled },
+      broken,
+      brokenKind,
+      generation: cip.metadata.generation,
+      staleIfErrorMs: staleIfErrorOf(cip),
+    };
+  };
   if (unusable !== undefined) {
     return { record: record(brokenAuthorities(matcher, unusable), unusable, unusableKind), retry: false };
   }
@@ -265,19 +292,6 @@ export async function compileSnapshot(
     ...(options.defaultRoot ? { defaultRoot: options.defaultRoot } : {}),
     ...(options.remoteRoots ? { remoteRoots: options.remoteRoots } : {}),
   });
-  // Any change of the Secrets, ConfigMaps or TrustRoots a policy may read, or of a KMS key or TUF
-  // root, gives every policy a new revision.
-  const shared = digestOf({
-    secrets: objects.secrets.map((s) => [
-      s.namespace,
-      s.name,
-      Object.entries(s.data).map(([k, v]) => [k, digestOf(Buffer.from(v).toString('base64'))]),
-    ]),
-    trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
-    configMaps: objects.configMaps.map((c) => [c.namespace, c.name, digestOf(c.data)]),
-    enableOCI11: objects.config.enableOCI11,
-    generation: options.generation ?? 0,
-  });
   const unreadable = new Set(objects.unreadable.map((policy) => policy.name));
   const context: CompileContext = {
     trustRoots: resolver,
@@ -293,7 +307,10 @@ export async function compileSnapshot(
   };
   const compiledRecords = await Promise.all(
     matchers.map((m) =>
-      compileRecord(m, unreadable.has(m.matcher.name) ? 'unreadable' : 'invalid', context, shared),
+      compileRecord(m, unreadable.has(m.matcher.name) ? 'unreadable' : 'invalid', context, {
+        signet: options.signetVersion ?? version(),
+        config: objects.config,
+      }),
     ),
   );
   const records = compiledRecords.map((r) => r.record);
