@@ -8,15 +8,18 @@ import {
   createCloudProviders,
   type FetchFunction,
   ImageVerifier,
+  type PassRecords,
   RegistryClient,
   type RegistryError,
   VerificationCache,
 } from '@signet/verifier';
 import { AdmissionService } from './admission/admission-service.js';
 import type { PullSecretLookup } from './admission/credentials.js';
+import type { GraceRecords } from './admission/grace.js';
 import type { ServeConfig } from './commands/serve-config.js';
 import { ReviewTimeout } from './http/review.js';
 import type { ClusterPolicySource } from './kube/cluster-source.js';
+import type { KubeApi } from './kube/kube-api.js';
 import type { KubeAccessOptions } from './kube/kube-config.js';
 import type { LeaderLease } from './kube/leader-lease.js';
 import type { SelfManagedTls } from './kube/self-managed-tls.js';
@@ -27,7 +30,7 @@ import { type PolicyProblemReporter, policyApplier, RETRY_BROKEN_MS } from './po
 import { WebhookPolicyEngines } from './policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from './policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from './policy/policy-objects.js';
-import { PolicyStore } from './policy/policy-store.js';
+import { type PolicySnapshot, PolicyStore } from './policy/policy-store.js';
 import { policyValidator } from './policy/policy-validation.js';
 import { createRefreshedInputs } from './policy/refreshed-inputs.js';
 import { ValidationCapacity } from './policy/validation-capacity.js';
@@ -66,6 +69,8 @@ export interface AdmissionSettings {
   readonly credentials?: CredentialSource;
   /** Told why a tag could not be pinned (`signet verify` prints it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
+  /** Verification records: passes shared with other replicas, and stale-if-error. */
+  readonly records?: { readonly passes: PassRecords; readonly grace: GraceRecords } | undefined;
 }
 
 export function assembleAdmission(settings: AdmissionSettings): Admission {
@@ -82,6 +87,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     cache: new VerificationCache(settings.cacheTtlMs === undefined ? {} : { ttlMs: settings.cacheTtlMs }),
     onCache: (result) => metrics.cacheLookups.inc({ result }),
     onRegistryError: (error) => metrics.registryErrors.inc({ class: registryErrorClass(error) }),
+    ...(settings.records ? { records: settings.records.passes } : {}),
   });
   const service = new AdmissionService({
     store,
@@ -93,6 +99,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     ...(settings.pullSecrets ? { pullSecrets: settings.pullSecrets } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
     ...(settings.onUnresolvedTag ? { onUnresolvedTag: settings.onUnresolvedTag } : {}),
+    ...(settings.records ? { grace: settings.records.grace } : {}),
   });
   return { store, verifier, service };
 }
@@ -129,6 +136,34 @@ async function loadKube(access: KubeAccessOptions) {
   ]);
   const api = connection.openKubeApi(access);
   return { api, ...source, ...events, ...pullSecrets, ...tls, ...lease, ...status };
+}
+
+/**
+ * The verification records part (`--verification-records`, cluster mode only; records/): loaded
+ * only when asked for, started and stopped by `startSignet`.
+ */
+async function verificationRecords(
+  api: KubeApi | undefined,
+  config: ServeConfig,
+  parts: {
+    readonly logger: Logger;
+    readonly metrics: SignetMetrics;
+    readonly leading: () => boolean;
+    readonly policies: () => PolicySnapshot | undefined;
+  },
+) {
+  if (api === undefined || !config.records.enabled) return undefined;
+  const { VerificationRecords } = await import('./records/verification-records.js');
+  return new VerificationRecords({
+    api,
+    namespace: config.namespace,
+    keySecret: config.records.keySecret,
+    replica: process.env.POD_NAME || hostname(),
+    cacheTtlMs: config.cacheTtlMs,
+    staleIfErrorMs: config.records.staleIfErrorMs,
+    maxRecords: config.records.maxRecords,
+    ...parts,
+  });
 }
 
 /** `--client-ca-file`, read and checked: the admission port's mutual TLS, or none. */
@@ -207,6 +242,15 @@ export async function startSignet(
   const fromFiles = kube === undefined ? await loadPolicyFiles(config) : undefined;
   // So is the client CA: a file that holds no certificate stops the start, not every caller later.
   const clientAuth = clientAuthOf(config);
+  // Verification records (issue 24): passes shared by replicas and restarts, and stale-if-error.
+  // One part: made here, started with the policy watch, stopped (its queue written) before it.
+  let lease: LeaderLease | undefined;
+  const records = await verificationRecords(kube?.api, config, {
+    logger,
+    metrics,
+    leading: () => lease?.leading === true,
+    policies: () => admission.store.current,
+  });
   const admission = assembleAdmission({
     logger,
     metrics,
@@ -216,6 +260,7 @@ export async function startSignet(
     resolveDigests: config.resolveDigests,
     allowUnpinnedTags: config.allowUnpinnedTags,
     ...(kube ? { pullSecrets: new kube.KubePullSecretLookup(kube.api) } : {}),
+    records,
   });
   const { store } = admission;
   const events: PolicyProblemReporter | undefined = kube
@@ -243,7 +288,6 @@ export async function startSignet(
   };
   let source: ClusterPolicySource | undefined;
   // Policy status on the cluster: written by the replica holding the Lease (ADR 0011).
-  let lease: LeaderLease | undefined;
   const statusWriter = kube
     ? new kube.PolicyStatusWriter({
         api: kube.api,
@@ -392,6 +436,7 @@ export async function startSignet(
     await source.start();
     lease?.start();
     scanner?.start();
+    records?.start();
   }
 
   const running = servers;
@@ -401,6 +446,7 @@ export async function startSignet(
     watcher?.stop();
     clientCaWatcher?.stop();
     selfManaged?.stop();
+    await records?.stop();
     await source?.stop();
     await lease?.stop();
     await statusWriter?.idle();

@@ -101,6 +101,8 @@ export interface GraceContext {
   policy(name: string): { readonly fingerprint: string; readonly graceMs: number } | undefined;
   /** The authenticated record of a pass of this image and policy, if any. */
   record(policy: string): PassRecord | undefined;
+  /** Told why no record stood in for an infrastructure failure (for metrics). */
+  refused?(policy: string, refusal: GraceRefusal): void;
 }
 
 /** A verdict admitted on a record, and why verification failed now. */
@@ -134,7 +136,10 @@ export function applyGrace(
       graceMs: known.graceMs,
       now: context.now,
     });
-    if (!decision.admit) return policy;
+    if (!decision.admit) {
+      if (policy.failure.kind === 'infrastructure') context.refused?.(policy.policy, decision.refusal);
+      return policy;
+    }
     graced.push({ policy: policy.policy, ageMs: decision.ageMs, failure: policy.failure });
     return {
       policy: policy.policy,

@@ -17,6 +17,7 @@ import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';
 import { admissionCredentials, type PullSecretLookup } from './credentials.js';
+import { type GraceRecords, withGrace } from './grace.js';
 import { ConcurrencyLimit } from './limit.js';
 
 export interface AdmissionServiceOptions {
@@ -38,6 +39,12 @@ export interface AdmissionServiceOptions {
   readonly maxQueuedVerifications?: number;
   /** Told why a tag could not be pinned (`signet verify` says it; the server logs it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
+  /**
+   * Verification records that may admit an image verification could not check now
+   * (stale-if-error); none: every infrastructure failure denies in enforce mode.
+   */
+  readonly grace?: GraceRecords;
+  readonly now?: () => number;
 }
 
 const NOT_READY: ReviewOutcome = {
@@ -77,6 +84,8 @@ export class AdmissionService {
   readonly #plan: PlanOptions;
   readonly #limit: ConcurrencyLimit;
   readonly #onUnresolvedTag: ((image: string, error: unknown) => void) | undefined;
+  readonly #grace: GraceRecords | undefined;
+  readonly #now: () => number;
   /** Decisions `quick` made and left to `review`, for as long as their request object lives. */
   readonly #decided = new WeakMap<AdmissionRequest, AdmissionDecision>();
 
@@ -90,6 +99,8 @@ export class AdmissionService {
     this.#credentials = options.credentials;
     this.#plan = { allowUnpinnedTags: options.allowUnpinnedTags === true };
     this.#onUnresolvedTag = options.onUnresolvedTag;
+    this.#grace = options.grace;
+    this.#now = options.now ?? Date.now;
     this.#limit = new ConcurrencyLimit(
       options.maxConcurrentVerifications ?? 128,
       options.maxQueuedVerifications ?? 1024,
@@ -241,7 +252,8 @@ export class AdmissionService {
       .catch((error: unknown) => unverified(check, error));
     const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
     stop({ result: failure ?? 'pass' });
-    return result;
+    // Stale-if-error: a record may stand in for what the registry could not answer now.
+    return this.#grace === undefined ? result : withGrace(result, check, this.#grace, request, this.#now());
   }
 
   /** Pins planned image fields to the digests their tags point at now; the validating call verifies. */

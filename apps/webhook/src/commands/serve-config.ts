@@ -13,6 +13,11 @@ import {
 import type { CommandSpec, FlagValues } from '../cli/flags.js';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
+import {
+  RECORDS_SERVE_FLAGS,
+  type RecordsServeConfig,
+  recordsServeConfigFrom,
+} from '../records/records-flags.js';
 import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
 
 export const SERVE_COMMAND: CommandSpec = {
@@ -171,6 +176,7 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'after the drain: time in-flight reviews get to finish',
     },
     ...AUDIT_SERVE_FLAGS,
+    ...RECORDS_SERVE_FLAGS,
     {
       name: 'log-level',
       type: 'string',
@@ -315,6 +321,8 @@ export interface ServeConfig {
   readonly tuf: TufConfig;
   /** The background scan (cluster only). */
   readonly audit: AuditServeConfig;
+  /** Verification records in the cluster: shared passes and stale-if-error (cluster only). */
+  readonly records: RecordsServeConfig;
 }
 
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
@@ -383,6 +391,12 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
   const logLevel = values['log-level'] ?? 'info';
   if (!LEVELS.has(logLevel)) throw new UsageError(`--log-level must be one of ${[...LEVELS].join(', ')}`);
   const registries = registrySettingsFrom(values);
+  const records = recordsServeConfigFrom(flags);
+  if (records.enabled && files.length > 0) {
+    throw new UsageError(
+      '--verification-records keeps records in the cluster and cannot be used with --policy-file',
+    );
+  }
   return {
     ...ports,
     kmsRefreshMs: boundedDuration(values['kms-refresh'], '5m', 'kms-refresh', [10_000, 24 * HOUR]),
@@ -413,6 +427,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,
     audit: auditServeConfigFrom(flags, env),
+    records,
   };
 }
 

@@ -50,6 +50,7 @@ const BASE_KINDS = [
   'Deployment',
   'MutatingWebhookConfiguration',
   'PodDisruptionBudget',
+  'ResourceQuota',
   'Role',
   'RoleBinding',
   'Service',
@@ -373,6 +374,43 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
     for (const crd of crds) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     const without = await renderChart(major, { installCRDs: false });
     expect(without.some((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name.endsWith('.policy.sigstore.dev'))).toBe(false);
+  });
+});
+
+describe.each(HELM_MAJORS)('verification records under %s', (major: HelmMajor) => {
+  it('on by default: the CRD, the Role rule, the flags and a quota on the count; off: none of them', async () => {
+    const objects = await renderChart(major);
+    const crd = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'verificationrecords.signet.dev');
+    expect(crd).toEqual(parse(readFileSync(`${CHART_DIR}/files/verification-records/signet.dev_verificationrecords.yaml`, 'utf8')));
+    const role = only<{ rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }>(objects, 'Role');
+    expect(role.rules).toContainEqual({
+      apiGroups: ['signet.dev'],
+      resources: ['verificationrecords'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+    });
+    // Nobody else is given the records: the ClusterRole does not name them.
+    const clusterRole = only<{ rules: { apiGroups: string[] }[] }>(objects, 'ClusterRole');
+    expect(clusterRole.rules.flatMap((r) => r.apiGroups)).not.toContain('signet.dev');
+    expect(container(objects).args).toEqual(
+      expect.arrayContaining([
+        '--verification-records',
+        '--stale-if-error=24h',
+        '--max-verification-records=5000',
+        '--verification-records-secret=signet-webhook-records-key',
+      ]),
+    );
+    expect(only<{ spec: { hard: Record<string, string> } }>(objects, 'ResourceQuota').spec.hard).toEqual({
+      'count/verificationrecords.signet.dev': '6000',
+    });
+    const tuned = await renderChart(major, { verificationRecords: { staleIfError: '0', maxRecords: 100, quota: false } });
+    expect(container(tuned).args).toEqual(expect.arrayContaining(['--stale-if-error=0', '--max-verification-records=100']));
+    expect(tuned.some((o) => o.kind === 'ResourceQuota')).toBe(false);
+    const off = await renderChart(major, { verificationRecords: { enabled: false } });
+    expect(off.some((o) => o.metadata.name === 'verificationrecords.signet.dev' || o.kind === 'ResourceQuota')).toBe(false);
+    expect(container(off).args.some((a: string) => a.includes('verification-records'))).toBe(false);
+    expect(JSON.stringify(only(off, 'Role'))).not.toContain('signet.dev');
+    expect(await renderError(major, { verificationRecords: { maxRecords: 20_000 } })).toContain('/verificationRecords/maxRecords');
+    expect(await renderError(major, { verificationRecords: { staleIfError: 'a day' } })).toContain('/verificationRecords/staleIfError');
   });
 });
 
