@@ -28,7 +28,7 @@ import { SIGNET_NAMESPACE, type SignetWebhook, startSignet } from '../src/signet
 import { podCreateReview, sendReview } from '../src/webhooks/admission-client.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const KEY_SECRET = 'signet-verification-records-key';
+const KEY_SECRET = 'signet-webhook-records-key';
 /** Short, so that the records are older than it (stale-if-error) within the test. */
 const CACHE_TTL_S = 20;
 const APPS = 'apps';

@@ -70,7 +70,7 @@ export interface AdmissionSettings {
   /** Told why a tag could not be pinned (`signet verify` prints it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
   /** Verification records: passes shared with other replicas, and stale-if-error. */
-  readonly records?: { readonly passes: PassRecords; readonly grace: GraceRecords } | undefined;
+  readonly records?: { readonly passes?: PassRecords; readonly grace?: GraceRecords } | undefined;
 }
 
 export function assembleAdmission(settings: AdmissionSettings): Admission {
@@ -87,7 +87,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     cache: new VerificationCache(settings.cacheTtlMs === undefined ? {} : { ttlMs: settings.cacheTtlMs }),
     onCache: (result) => metrics.cacheLookups.inc({ result }),
     onRegistryError: (error) => metrics.registryErrors.inc({ class: registryErrorClass(error) }),
-    ...(settings.records ? { records: settings.records.passes } : {}),
+    ...(settings.records?.passes ? { records: settings.records.passes } : {}),
   });
   const service = new AdmissionService({
     store,
@@ -99,7 +99,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     ...(settings.pullSecrets ? { pullSecrets: settings.pullSecrets } : {}),
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
     ...(settings.onUnresolvedTag ? { onUnresolvedTag: settings.onUnresolvedTag } : {}),
-    ...(settings.records ? { grace: settings.records.grace } : {}),
+    ...(settings.records?.grace ? { grace: settings.records.grace } : {}),
   });
   return { store, verifier, service };
 }

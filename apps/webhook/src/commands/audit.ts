@@ -39,6 +39,7 @@ import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
 import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
 import { compileSnapshot } from '../policy/policy-store.js';
+import { RECORDS_KEY_SECRET } from '../records/records-flags.js';
 import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
 import { assembleAdmission } from '../signet.js';
 
@@ -98,6 +99,21 @@ export const AUDIT_COMMAND: CommandSpec = {
       default: '30s',
       description: 'time allowed per object',
     },
+    {
+      name: 'stale-if-error',
+      type: 'string',
+      value: 'DURATION',
+      default: '24h',
+      description:
+        "the webhook's --stale-if-error (the chart's verificationRecords.staleIfError), for the NEXT POD column (0: records never admit)",
+    },
+    {
+      name: 'verification-records-secret',
+      type: 'string',
+      value: 'NAME',
+      default: RECORDS_KEY_SECRET,
+      description: "the Secret in Signet's namespace holding the records' HMAC key (read only)",
+    },
     { name: 'quiet', short: 'q', type: 'boolean', description: 'no progress lines on stderr' },
   ],
 };
@@ -120,6 +136,8 @@ interface AuditValues {
   readonly 'docker-config'?: string;
   readonly concurrency?: string;
   readonly timeout?: string;
+  readonly 'stale-if-error'?: string;
+  readonly 'verification-records-secret'?: string;
   readonly quiet?: boolean;
 }
 
@@ -130,6 +148,9 @@ interface AuditSettings {
   readonly signetNamespace: string;
   readonly manifests: readonly string[];
   readonly policyFiles: readonly string[];
+  /** The webhook's grace period, for the drain risk (0: records never admit). */
+  readonly staleIfErrorMs: number;
+  readonly recordsSecret: string;
 }
 
 function settingsOf(values: AuditValues): AuditSettings {
@@ -146,7 +167,13 @@ function settingsOf(values: AuditValues): AuditSettings {
   const policyFiles = values['policy-file'] ?? [];
   if (manifests.length > 0 && (values.namespace !== undefined || values['opted-in-only']))
     throw new UsageError('--namespace and --opted-in-only read a cluster; -f audits manifests');
+  const grace = values['stale-if-error'];
+  const staleIfErrorMs = grace === '0' ? 0 : parseGoDuration(grace ?? '24h');
+  if (staleIfErrorMs === undefined)
+    throw new UsageError(`--stale-if-error must be a duration like 24h, or 0, got ${JSON.stringify(grace)}`);
   return {
+    staleIfErrorMs,
+    recordsSecret: values['verification-records-secret'] ?? RECORDS_KEY_SECRET,
     output,
     concurrency,
     timeoutMs,
@@ -203,6 +230,10 @@ async function auditWith(
 
   const metrics = new SignetMetrics({ defaultMetrics: false });
   const keychain = dockerCredentials(values['docker-config']);
+  // The drain risk counts the records the webhook would: read once from the cluster, if allowed.
+  const grace = kube ? await kube.graceRecords(settings) : undefined;
+  if (grace !== undefined && 'unavailable' in grace)
+    note(`note: the NEXT POD column counts no verification records: ${grace.unavailable}`);
   const admission = assembleAdmission({
     logger: createLogger({ level: 'silent' }),
     metrics,
@@ -211,6 +242,7 @@ async function auditWith(
     resolveDigests: true,
     ...(kube ? { pullSecrets: kube.pullSecrets } : {}),
     ...(keychain ? { credentials: keychain } : {}),
+    ...(grace !== undefined && 'grace' in grace ? { records: { grace: grace.grace } } : {}),
   });
   admission.store.install(admission.store.begin(), snapshot);
   const progress = values.quiet ? undefined : new ProgressLine(err, () => verificationCounts(metrics));
@@ -218,6 +250,7 @@ async function auditWith(
     service: admission.service,
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,
+    drain: true,
     ...(progress ? { onProgress: progress.update } : {}),
   });
   await progress?.finish();
@@ -271,18 +304,31 @@ type Kube = Awaited<ReturnType<typeof loadKube>>;
 
 /** The cluster side of an audit: objects, policies (read once) and pull secrets. */
 async function loadKube(kubeconfig: string | undefined, context: string | undefined) {
-  const [{ openKubeApi }, { ClusterInventory }, { ClusterPolicySource }, { KubePullSecretLookup }] =
-    await Promise.all([
-      import('../kube/kube-api.js'),
-      import('../audit/cluster-inventory.js'),
-      import('../kube/cluster-source.js'),
-      import('../kube/pull-secrets.js'),
-    ]);
+  const [
+    { openKubeApi },
+    { ClusterInventory },
+    { ClusterPolicySource },
+    { KubePullSecretLookup },
+    { listGraceRecords },
+  ] = await Promise.all([
+    import('../kube/kube-api.js'),
+    import('../audit/cluster-inventory.js'),
+    import('../kube/cluster-source.js'),
+    import('../kube/pull-secrets.js'),
+    import('../records/listed-records.js'),
+  ]);
   const api = openKubeApi({ kubeconfig, context });
   return {
     api,
     inventory: new ClusterInventory(api),
     pullSecrets: new KubePullSecretLookup(api),
+    /** The verification records, listed once (for the drain risk). */
+    graceRecords: (settings: AuditSettings) =>
+      listGraceRecords(api, {
+        namespace: settings.signetNamespace,
+        keySecret: settings.recordsSecret,
+        graceMs: settings.staleIfErrorMs,
+      }),
     /**
      * The policy objects as the webhook sees them, listed once. A refusal (401, 403) ends the wait
      * at once; anything else is retried for 30 s, then said.

@@ -30,10 +30,10 @@ import {
   type TrustRootResolver,
   trustRootResolver,
 } from '@signet/verifier';
-import { parseGoDuration } from '../http/duration.js';
 import { version } from '../version.js';
 import { PolicyReads, policyFingerprint, recordingContext } from './fingerprint.js';
 import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-objects.js';
+import { staleIfErrorOf } from './stale-if-error-annotation.js';
 
 /**
  * One ClusterImagePolicy, compiled once per change: core's half (globs, match selectors, mode)
@@ -128,23 +128,6 @@ export interface CompileResult {
 }
 
 const PASSING_CODES: ReadonlySet<string> = new Set(['REMOTE_POLICY_FAILED', 'POLICY_ENGINE_FAILED']);
-
-/** The annotation that sets a policy's stale-if-error grace period (a duration; 0 turns it off). */
-export const STALE_IF_ERROR_ANNOTATION = 'signet.dev/stale-if-error';
-
-/** Longest grace period an annotation may set: the records are collected after this long anyway. */
-export const MAX_STALE_IF_ERROR_MS = 30 * 24 * 3_600_000;
-
-/**
- * The policy's own grace period: `undefined` without the annotation, 0 for a value that is not a
- * duration of at most 30 days (never longer than asked: an unreadable value turns it off).
- */
-function staleIfErrorOf(cip: ClusterImagePolicy): number | undefined {
-  const value = cip.metadata.annotations?.[STALE_IF_ERROR_ANNOTATION];
-  if (value === undefined) return undefined;
-  const ms = parseGoDuration(value.trim());
-  return ms === undefined || ms > MAX_STALE_IF_ERROR_MS ? 0 : ms;
-}
 
 /** A policy that cannot be enforced denies everything it matches, saying why. */
 function brokenAuthorities(policy: CompiledPolicy, problem: string): CompiledAuthorities {

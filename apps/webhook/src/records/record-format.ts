@@ -6,6 +6,7 @@
 // not authenticate, and is never read as a pass. Parsing is strict; whatever does not parse is
 // refused, never read leniently.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { PassRecord } from '@signet/core';
 
 export const RECORD_GROUP = 'signet.dev';
 export const RECORD_VERSION = 'v1alpha1';
@@ -211,4 +212,30 @@ function signerOf(item: unknown): RecordSigner | undefined {
       : { authority, type: 'keyless', issuer, subject };
   }
   return undefined;
+}
+
+/** The fields of an authentic record that says exactly this (policy, fingerprint, image); else none. */
+export function recordAbout(
+  read: ReadRecord | undefined,
+  policy: string,
+  fingerprint: string,
+  image: string,
+): RecordFields | undefined {
+  if (read === undefined || !read.ok) return undefined;
+  const { fields } = read;
+  return fields.policy === policy && fields.fingerprint === fingerprint && fields.image === image
+    ? fields
+    : undefined;
+}
+
+/** A record as @signet/core's stale-if-error decision reads it. */
+export function passRecordOf(fields: RecordFields): PassRecord {
+  const at = fields.image.lastIndexOf('@');
+  return {
+    repository: fields.image.slice(0, at),
+    digest: fields.image.slice(at + 1),
+    policy: fields.policy,
+    fingerprint: fields.fingerprint,
+    verifiedAt: fields.verifiedAt,
+  };
 }

@@ -15,6 +15,7 @@ import {
   type RecordFields,
   type RecordObject,
   readRecord,
+  recordAbout,
   recordName,
 } from './record-format.js';
 import type { RecordMetrics } from './record-metrics.js';

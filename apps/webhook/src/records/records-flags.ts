@@ -2,7 +2,10 @@
 import type { FlagSpec, FlagValues } from '../cli/flags.js';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
-import { MAX_STALE_IF_ERROR_MS } from '../policy/policy-store.js';
+import { MAX_STALE_IF_ERROR_MS } from '../policy/stale-if-error-annotation.js';
+
+/** The records key Secret's name by default: the chart's (`<release>-webhook-records-key`) for the release `signet`. */
+export const RECORDS_KEY_SECRET = 'signet-webhook-records-key';
 
 export const RECORDS_SERVE_FLAGS: readonly FlagSpec[] = [
   {
@@ -30,7 +33,7 @@ export const RECORDS_SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'verification-records-secret',
     type: 'string',
     value: 'NAME',
-    default: 'signet-verification-records-key',
+    default: 'signet-webhook-records-key',
     description: "the Secret in Signet's namespace holding the records' HMAC key (created when missing)",
   },
 ];

@@ -20,7 +20,7 @@ import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot } from '../policy/policy-store.js';
 import { GraceEvents } from './grace-events.js';
 import { RecordCollector } from './record-collector.js';
-import { RECORD_LIMITS, type RecordFields, type RecordSigner } from './record-format.js';
+import { passRecordOf, RECORD_LIMITS, type RecordSigner } from './record-format.js';
 import { RecordKey } from './record-key.js';
 import { RecordMetrics } from './record-metrics.js';
 import { RecordStore } from './record-store.js';
@@ -165,16 +165,8 @@ export class VerificationRecords {
   }
 
   #findRecord(policy: string, fingerprint: string, image: string): PassRecord | undefined {
-    const fields: RecordFields | undefined = this.store.find(policy, fingerprint, image);
-    if (fields === undefined) return undefined;
-    const at = fields.image.lastIndexOf('@');
-    return {
-      repository: fields.image.slice(0, at),
-      digest: fields.image.slice(at + 1),
-      policy: fields.policy,
-      fingerprint: fields.fingerprint,
-      verifiedAt: fields.verifiedAt,
-    };
+    const fields = this.store.find(policy, fingerprint, image);
+    return fields === undefined ? undefined : passRecordOf(fields);
   }
 
   #graced(request: AdmissionRequest, image: string, graced: GracedPolicy): void {

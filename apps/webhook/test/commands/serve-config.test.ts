@@ -50,7 +50,7 @@ describe('signet serve flags', () => {
         enabled: false,
         staleIfErrorMs: 86_400_000,
         maxRecords: 5000,
-        keySecret: 'signet-verification-records-key',
+        keySecret: 'signet-webhook-records-key',
       },
     });
     expect(serveConfigFrom({ ...files, host: '127.0.0.1' }, { POD_NAMESPACE: 'sig' })).toMatchObject({
