@@ -216,7 +216,9 @@ describe('signet audit -f', () => {
       /^\s+Pod\/web-1-abc\s+.*\(spec: \S+:moving\)\s+release\s+fail\s+no signature found$/,
     );
     expect(lines.at(-3)).toBe('4 objects: 1 pass, 2 fail, 1 warn, 0 infrastructure (2 would be denied)');
-    expect(lines.at(-2)).toMatch(/^next Pod of \d+ workloads \(a drain, an eviction\): \d+ admitted, 0 only on a verification record, \d+ denied$/);
+    expect(lines.at(-2)).toMatch(
+      /^next Pod of \d+ workloads \(a drain, an eviction\): \d+ admitted, 0 only on a verification record, \d+ denied$/,
+    );
     const yaml = await audit(
       '-f',
       join(manifests, 'outage.json'),
