@@ -174,7 +174,6 @@ describe('the Helm chart on a real API server', () => {
       'Deployment',
       'MutatingWebhookConfiguration',
       'PodDisruptionBudget',
-      'ResourceQuota',
       'Role',
       'RoleBinding',
       'Service',
@@ -238,6 +237,7 @@ describe('the Helm chart on a real API server', () => {
     const everything = {
       replicaCount: 3,
       tls: { mode: 'cert-manager' },
+      verificationRecords: { staleIfError: '6h', maxRecords: 2000, quota: true },
       tuf: { mirror: '' },
       webhook: {
         namespaceSelector: { matchLabels: { 'signet.dev/enforce': 'true' } },

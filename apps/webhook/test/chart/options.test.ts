@@ -50,7 +50,6 @@ const BASE_KINDS = [
   'Deployment',
   'MutatingWebhookConfiguration',
   'PodDisruptionBudget',
-  'ResourceQuota',
   'Role',
   'RoleBinding',
   'Service',
@@ -378,7 +377,7 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
 });
 
 describe.each(HELM_MAJORS)('verification records under %s', (major: HelmMajor) => {
-  it('on by default: the CRD, the Role rule, the flags and a quota on the count; off: none of them', async () => {
+  it('on by default: the CRD, the Role rule and the flags; a quota on the count when asked; off: none of them', async () => {
     const objects = await renderChart(major);
     const crd = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'verificationrecords.signet.dev');
     expect(crd).toEqual(parse(readFileSync(`${CHART_DIR}/files/verification-records/signet.dev_verificationrecords.yaml`, 'utf8')));
@@ -399,7 +398,9 @@ describe.each(HELM_MAJORS)('verification records under %s', (major: HelmMajor) =
         '--verification-records-secret=signet-webhook-records-key',
       ]),
     );
-    expect(only<{ spec: { hard: Record<string, string> } }>(objects, 'ResourceQuota').spec.hard).toEqual({
+    expect(objects.some((o) => o.kind === 'ResourceQuota')).toBe(false);
+    const quota = await renderChart(major, { verificationRecords: { quota: true } });
+    expect(only<{ spec: { hard: Record<string, string> } }>(quota, 'ResourceQuota').spec.hard).toEqual({
       'count/verificationrecords.signet.dev': '6000',
     });
     const tuned = await renderChart(major, { verificationRecords: { staleIfError: '0', maxRecords: 100, quota: false } });
