@@ -1,5 +1,5 @@
 // Writes verification records after the fact: a pass is queued (admission never waits for the API
-// server), passes of one record are merged, and the queue is flushed every second with a few
+// server), passes of one record are merged, and the queue is flushed 250 ms after its first pass with a few
 // writes at a time. A record is created when none exists, replaced when the stored one is older
 // than this pass (or is not Signet's), and left alone when another replica wrote a newer one; a
 // conflict means another replica was first, which is as good. The queue is bounded; so is the
@@ -29,7 +29,7 @@ export interface RecordWriterOptions {
   readonly maxRecords: number;
   /** Passes waiting to be written at most (default 1,000); more are dropped and counted. */
   readonly maxPending?: number;
-  /** How often the queue is written (default 1 s). */
+  /** How long a pass waits for others to be written with it (default 250 ms). */
   readonly flushMs?: number;
   /** Writes at once (default 4). */
   readonly concurrency?: number;
@@ -65,7 +65,7 @@ export class RecordWriter {
       this.#flushing = this.flush().finally(() => {
         this.#flushing = undefined;
       });
-    }, this.#o.flushMs ?? 1_000);
+    }, this.#o.flushMs ?? 250);
     this.#timer.unref?.();
   }
 
@@ -90,13 +90,24 @@ export class RecordWriter {
     await Promise.all(Array.from({ length: workers }, worker));
   }
 
-  /** Stops taking passes and writes those queued (each call within its deadline). */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking passes and writes those queued, for at most `graceMs` (default 3 s): a shutdown
+   * never waits on an API server that does not answer; what is left is dropped (and counted).
+   */
+  async stop(graceMs = 3_000): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    await this.#flushing;
-    await this.flush();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+      timer.unref();
+    });
+    const writes = (this.#flushing ?? Promise.resolve()).then(() => this.flush());
+    await Promise.race([writes, late]);
+    clearTimeout(timer);
+    this.#o.metrics.writes.inc({ result: 'dropped' }, this.#pending.size);
+    this.#pending.clear();
   }
 
   async #write(name: string, fields: RecordFields): Promise<void> {
