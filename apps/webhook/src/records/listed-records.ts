@@ -23,6 +23,9 @@ const KEY_FIELD = 'hmac-key';
 
 export type ListedRecords =
   | { readonly grace: GraceRecords; readonly count: number }
+  /** No records in use here (no key Secret, or the CRD is not served): nothing to count, nothing to say. */
+  | { readonly none: true }
+  /** Records may be in use but cannot be read (RBAC, the API server): said once. */
   | { readonly unavailable: string };
 
 export async function listGraceRecords(
@@ -38,8 +41,10 @@ export async function listGraceRecords(
     );
     key = Buffer.from(secret.data?.[KEY_FIELD] ?? '', 'base64');
   } catch (error) {
-    const why = statusOf(error) === 404 ? 'there is none (records off?)' : (error as Error).message;
-    return { unavailable: `cannot read the records key Secret ${namespace}/${keySecret}: ${why}` };
+    if (statusOf(error) === 404) return { none: true };
+    return {
+      unavailable: `cannot read the records key Secret ${namespace}/${keySecret}: ${(error as Error).message}`,
+    };
   }
   if (key.length < 32) return { unavailable: `Secret ${namespace}/${keySecret} holds no records key` };
   let items: RecordObject[];
@@ -60,6 +65,7 @@ export async function listGraceRecords(
       10_000,
     ));
   } catch (error) {
+    if (statusOf(error) === 404) return { none: true };
     return { unavailable: `cannot list the verification records: ${(error as Error).message}` };
   }
   const byName = new Map<string, RecordObject>();

@@ -59,8 +59,7 @@ export function recordsServeConfigFrom(flags: FlagValues): RecordsServeConfig {
     throw new UsageError(
       `--max-verification-records must be a whole number from 100 to 9000, got ${JSON.stringify(max)}`,
     );
-  const keySecret =
-    (flags['verification-records-secret'] as string | undefined) ?? 'signet-verification-records-key';
+  const keySecret = (flags['verification-records-secret'] as string | undefined) ?? RECORDS_KEY_SECRET;
   if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(keySecret))
     throw new UsageError(
       `--verification-records-secret must be a Kubernetes object name, got ${JSON.stringify(keySecret)}`,

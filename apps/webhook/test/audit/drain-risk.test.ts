@@ -128,7 +128,7 @@ describe('drain risk', () => {
   });
 
   it('admitted, only on a verification record (with its age), or denied', async () => {
-    const records = new Map([[`${DEAD}/team/app@${DIGEST}`, 3 * HOUR]]);
+    const records = new Map([[`${DEAD}/team/app@${DIGEST}`, 3 * HOUR + 30_000]]);
     const admission = await admissionWith(records);
     const subjects = auditSubjects(
       [
