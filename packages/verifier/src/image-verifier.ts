@@ -238,7 +238,7 @@ export class ImageVerifier {
     const recorded = new WeakMap<PolicyCheck, number>();
     const computeOrRecorded = async (call: RegistryCall): Promise<PolicyCheck> => {
       const found = records?.find(policy, target);
-      if (found !== undefined && found.check.passed) {
+      if (found?.check.passed) {
         recorded.set(found.check, found.freshForMs);
         return found.check;
       }

@@ -103,12 +103,7 @@ export class RecordStore {
    * record under that name about something else).
    */
   find(policy: string, fingerprint: string, image: string): RecordFields | undefined {
-    const stored = this.peek(recordName(policy, fingerprint, image));
-    if (stored === undefined || !stored.read.ok) return undefined;
-    const { fields } = stored.read;
-    if (fields.policy !== policy || fields.fingerprint !== fingerprint || fields.image !== image)
-      return undefined;
-    return fields;
+    return recordAbout(this.peek(recordName(policy, fingerprint, image))?.read, policy, fingerprint, image);
   }
 
   /** The object of that name, read; `undefined` when there is none or no key yet. */
