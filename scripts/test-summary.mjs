@@ -22,7 +22,7 @@ export function removeReports(root) {
  * One line per report and the closing line. `otherFailure`: something failed that no report
  * counts (a build, a typecheck, a test run that died before writing its report): one failure.
  */
-export function summarize(root, { otherFailure = false } = {}) {
+export function summarize(root, { otherFailure = false, lintFailed = false } = {}) {
   const lines = [];
   let passed = 0;
   let failed = 0;
@@ -43,6 +43,10 @@ export function summarize(root, { otherFailure = false } = {}) {
       'a build, typecheck or test run failed without a failing test (see above): counted as 1 failure',
     );
     failed = 1;
+  }
+  if (lintFailed) {
+    lines.push('pnpm lint failed (see above): counted as 1 failure');
+    failed += 1;
   }
   lines.push(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
   return { lines, passed, failed, skipped };

@@ -35,6 +35,7 @@ import {
 import { freePortInRange } from '../src/kind/ports.ts';
 import { kindUnavailableReason } from '../src/kind/preflight.ts';
 import { blocked, type PodRef, reachFromApiServer, reachFromPod } from '../src/kind/reachability.ts';
+import { prepareTwoTeams, TEAM_A, TEAM_B } from '../src/kind/two-teams.ts';
 import { type NaiveWebhook, startNaiveWebhook } from '../src/naive-webhook.ts';
 import { createNamespace, deniedByWebhook, must, poll, signetChartDir } from '../src/scenarios/kube.ts';
 import { keyPolicy, selfVerificationPolicy } from '../src/scenarios/policies.ts';
@@ -342,6 +343,11 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
             `--image=${images.signed}`,
             '--restart=Never',
           ]),
+        );
+        // cosign 3's default signature (a Sigstore bundle), under the key policy, which names no format.
+        const bundled = await images.push('v3-bundle', { format: 'bundle' });
+        must(
+          await cluster.kubectl(['run', 'bundled', '-n', namespace, `--image=${bundled}`, '--restart=Never']),
         );
         const unsigned = await cluster.kubectl([
           'run',
@@ -1027,6 +1033,166 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
       // The old key back: the record is valid again and the replacement runs.
       await nudgeReplicaSets(cluster, namespace, 'app');
       await waitForReadyPods(cluster, { namespace, name: 'app', count: 2 });
+    });
+
+    it('two teams in one cluster: their ImagePolicies (keyless, a key) on top of the cluster policy, and an exception that expires', async () => {
+      const started = Date.now();
+      const teams = await prepareTwoTeams(kind(), images);
+      const run = (namespace: string, name: string, image: string, dryRun = false) =>
+        kind().kubectl([
+          'run',
+          name,
+          '-n',
+          namespace,
+          `--image=${image}`,
+          '--restart=Never',
+          ...(dryRun ? ['--dry-run=server'] : []),
+        ]);
+      /** Every replica's last `policies loaded` line has `names` usable and `exceptions`. */
+      const loadedEverywhere = async (names: readonly string[], exceptions: readonly string[]) => {
+        for (const pod of await deployed().pods()) {
+          const logs = (await kind().kubectl(['logs', '-n', SIGNET_NAMESPACE, pod, '--tail=-1'])).stdout;
+          const line =
+            logs
+              .split('\n')
+              .filter((l) => l.includes('"policies loaded"'))
+              .at(-1) ?? '{}';
+          const last = JSON.parse(line) as { policies?: string[]; broken?: string[]; exceptions?: string[] };
+          const usable = (last.policies ?? []).filter((p) => !(last.broken ?? []).includes(p));
+          if (
+            !names.every((n) => usable.includes(n)) ||
+            !exceptions.every((e) => last.exceptions?.includes(e))
+          )
+            return `${pod}: ${line.slice(0, 300)}`;
+        }
+        return true as const;
+      };
+      const state = async () =>
+        (
+          await kind().getJson<{ status?: { conditions?: { type: string; reason: string }[] } }>([
+            'imagepolicyexception',
+            'hotfix',
+            '-n',
+            TEAM_B,
+          ])
+        ).status?.conditions?.find((c) => c.type === 'Ready')?.reason;
+      try {
+        await kind().apply(teams.objects);
+        const policies = [`${TEAM_A}/release`, `${TEAM_B}/release`];
+        await poll("every replica to load both teams' ImagePolicies", 90_000, () =>
+          loadedEverywhere(policies, []),
+        );
+        const expiresAt = Math.ceil((Date.now() + 60_000) / 1000) * 1000;
+        const expires = new Date(expiresAt).toISOString().replace(/\.000Z$/, 'Z');
+        await kind().apply(teams.exception(expiresAt));
+        await poll('every replica to load the exception', 30_000, () =>
+          loadedEverywhere(policies, [`${TEAM_B}/hotfix`]),
+        );
+        await poll('both ImagePolicies to say Compiled', 30_000, async () => {
+          const listed = await kind().getJson<{
+            items: { status?: { conditions?: { reason: string }[] } }[];
+          }>(['imagepolicies', '-A']);
+          const reasons = listed.items.map((p) => p.status?.conditions?.[0]?.reason);
+          return reasons.join() === 'Compiled,Compiled' ? true : JSON.stringify(reasons);
+        });
+
+        // Each team's release runs in its own namespace: team-a's signed keyless by its workflow.
+        must(await run(TEAM_A, 'release', teams.images.teamARelease));
+        must(await run(TEAM_B, 'release', teams.images.teamBRelease));
+        // team-a's identity: the same Sigstore, another repository's workflow, is not team-a's.
+        const fork = await run(TEAM_A, 'fork', teams.images.teamAFork, true);
+        expect(deniedByWebhook(fork), fork.stderr).toBe(true);
+        expect(fork.stderr).toContain(`policy "${TEAM_A}/release" (enforce)`);
+        // A namespace's policy applies there only: team-a's release fails team-b's key.
+        const crossed = await run(TEAM_B, 'crossed', teams.images.teamARelease, true);
+        expect(deniedByWebhook(crossed), crossed.stderr).toBe(true);
+        expect(crossed.stderr).toContain(`policy "${TEAM_B}/release" (enforce)`);
+        expect(crossed.stderr).not.toContain(`${TEAM_A}/release`);
+        // No ImagePolicy loosens the cluster's: team-b's key alone is not the cluster's.
+        const teamOnly = await run(TEAM_B, 'team-only', teams.images.teamBOnly, true);
+        expect(deniedByWebhook(teamOnly), teamOnly.stderr).toBe(true);
+        expect(teamOnly.stderr).toContain(`policy "${KEY_POLICY}" (enforce)`);
+        expect(teamOnly.stderr).not.toContain(`${TEAM_B}/release`);
+        // The hotfix runs under the exception, with a warning naming it.
+        const hotfix = await run(TEAM_B, 'hotfix', teams.images.teamBHotfix);
+        expect(hotfix.exitCode, hotfix.stderr).toBe(0);
+        expect(hotfix.stderr).toContain(
+          `policy "${TEAM_B}/release" not applied: exempted by ImagePolicyException ${TEAM_B}/hotfix until ${expires} (INC-42:`,
+        );
+        expect(await state()).toBe('Active');
+        for (const [namespace, pod] of [
+          [TEAM_A, 'release'],
+          [TEAM_B, 'release'],
+          [TEAM_B, 'hotfix'],
+        ] as const)
+          must(
+            await kind().kubectl(
+              ['wait', '--for=condition=Ready', `pod/${pod}`, '-n', namespace, '--timeout=90s'],
+              {
+                timeoutMs: 100_000,
+              },
+            ),
+          );
+        const events = await kind().getJson<{ items: unknown[] }>([
+          'events',
+          '-n',
+          TEAM_B,
+          '--field-selector',
+          'reason=PolicyExempted',
+        ]);
+        expect(events.items.length).toBeGreaterThan(0);
+        // What Signet's ServiceAccount may do in a team's namespace: read by name, never list.
+        const account = (
+          await kind().getJson<{ spec: { template: { spec: { serviceAccountName: string } } } }>([
+            'deployment',
+            SIGNET_DEPLOYMENT,
+            '-n',
+            SIGNET_NAMESPACE,
+          ])
+        ).spec.template.spec.serviceAccountName;
+        const can = async (...args: string[]) =>
+          (
+            await kind().kubectl([
+              'auth',
+              'can-i',
+              ...args,
+              '-n',
+              TEAM_B,
+              '--as',
+              `system:serviceaccount:${SIGNET_NAMESPACE}:${account}`,
+            ])
+          ).stdout.trim();
+        expect(await can('get', 'secrets')).toBe('yes');
+        expect(await can('get', 'configmaps')).toBe('yes');
+        expect(await can('list', 'secrets')).toBe('no');
+        expect(await can('watch', 'configmaps')).toBe('no');
+        expect(await can('update', 'imagepolicyexceptions.policy.signet.dev', '--subresource=status')).toBe(
+          'yes',
+        );
+        expect(await can('update', 'imagepolicyexceptions.policy.signet.dev')).toBe('no');
+        expect(Date.now(), 'the checks before the expiry took too long').toBeLessThan(expiresAt - 1_000);
+
+        // At the expiry, with no controller in the loop: the same image is denied at once.
+        await new Promise((resolve) => setTimeout(resolve, expiresAt - Date.now() + 500));
+        const after = await run(TEAM_B, 'hotfix-2', teams.images.teamBHotfix);
+        expect(deniedByWebhook(after), after.stderr).toBe(true);
+        expect(after.stderr).toContain(`policy "${TEAM_B}/release" (enforce)`);
+        expect(after.stderr).not.toContain('exempted');
+        await poll('the exception to show Expired', 20_000, async () => {
+          const reason = await state();
+          return reason === 'Expired' ? true : `${reason}`;
+        });
+        const lag = (Date.now() - expiresAt) / 1000;
+        // What runs is not touched.
+        const running = await kind().getJson<PodStatus>(['pod', 'hotfix', '-n', TEAM_B]);
+        expect(running.status.phase).toBe('Running');
+        log(
+          `two teams: done in ${Math.round((Date.now() - started) / 1000)}s; the exception showed Expired ${lag.toFixed(1)}s after its expiry`,
+        );
+      } finally {
+        await teams.sigstore.stop();
+        await kind().kubectl(['delete', 'namespace', TEAM_A, TEAM_B, '--wait=false']);
+      }
     });
 
     it('kubectl debug: a signed debug image runs as an ephemeral container, an unsigned one is denied', async () => {

@@ -308,21 +308,24 @@ describe('the collector (the Lease holder)', () => {
       await running().apply(bulk);
       // The signed image's record, the forged one and the 30.
       await poll('the store to see them', 20_000, async () => (store.size === 32 ? true : `${store.size}`));
-      const collector = (options: { now?: number; maxRecords?: number; leading?: boolean }) =>
+      const collector = (options: { now?: number; maxRecords?: number }) =>
         new RecordCollector({
           api: api(),
           namespace: SIGNET_NAMESPACE,
           store,
           logger,
           metrics: recordMetrics(),
-          leading: () => options.leading ?? true,
+          election: { lease: 'signet-policy-status', durationMs: 15_000 },
           maxAgeMs: () => 24 * 3_600_000,
           maxRecords: options.maxRecords ?? 5000,
           now: () => options.now ?? Date.now(),
         });
-      expect(
-        await collector({ leading: false, maxRecords: 20, now: Date.now() + 48 * 3_600_000 }).sweep(),
-      ).toBe(0);
+      // A sweep whose Lease is lost (its signal aborted) deletes nothing.
+      const lost = new AbortController();
+      lost.abort();
+      expect(await collector({ maxRecords: 20, now: Date.now() + 48 * 3_600_000 }).sweep(lost.signal)).toBe(
+        0,
+      );
       // At a limit of 20: down to 18 (90%), the oldest first; the signed image's record is kept.
       const over = collector({ maxRecords: 20 });
       const planned = over.plan();

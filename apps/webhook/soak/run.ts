@@ -10,6 +10,12 @@
 //       original attack), then 40 that stay inside the limit; answers, RSS
 //   (4) a hostile registry: oversized manifests, drips, redirect and 401 loops, wrong digests;
 //       every Pod is denied as an infrastructure failure inside the API server timeout; RSS
+//   (5) a mixed attack from other addresses (127.0.0.2-5), all at once: a /validate-policy flood
+//       (distinct CUE and Rego policies, CUE compiles past any deadline, TrustRoots with private
+//       mirrors and junk repositories), 300 connections that never send a ClientHello, Pods that
+//       make a CEL policy walk 200^3 elements, and 4 MB bodies of empty objects; meanwhile one
+//       client sends ReplicaSet scale-downs and Pods a static policy admits: the scale-downs'
+//       p99 must stay under 100 ms and nothing that should pass may be denied
 //
 // Environment: SIGNET_SOAK_FUZZ=N reviews for (1) (default 100,000), SIGNET_SOAK_SECONDS=N per
 // flood phase (default 20).
@@ -145,6 +151,10 @@ try {
     .trim()
     .split('\n')
     .join('\n          ');
+  const heavyCel = ['a', 'b', 'c'].reduceRight(
+    (inner, v) => `spec.containers[0].env.all(${v}, ${inner})`,
+    'a.name != "" || b.name != "" || c.name != ""',
+  );
   await writeFile(
     file('policy.yaml'),
     `apiVersion: policy.sigstore.dev/v1beta1
@@ -156,6 +166,24 @@ spec:
     - key:
         data: |
           ${pem}
+---
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: pass }
+spec:
+  images: [{ glob: "pass.invalid/**" }]
+  authorities: [{ static: { action: pass } }]
+---
+apiVersion: policy.sigstore.dev/v1beta1
+kind: ClusterImagePolicy
+metadata: { name: cel-heavy }
+spec:
+  images: [{ glob: "cel.invalid/**" }]
+  authorities: [{ static: { action: pass } }]
+  policy:
+    type: cel
+    includeSpec: true
+    data: '${heavyCel}'
 `,
   );
   /** A fresh `signet serve` per phase, so each RSS figure is that phase's own. */
@@ -234,12 +262,13 @@ spec:
 
   // (2) flood
   await next();
-  const attack = (mode: string, connections: number, bytes: number) =>
+  const attack = (mode: string, connections: number, bytes: number, source?: string) =>
     run(
       process.execPath,
       [FLOOD_CLIENT, mode, String(port), file('ca.crt'), String(connections), String(bytes), String(SECONDS)],
       {
         maxBuffer: 1 << 20,
+        env: { ...process.env, ...(source === undefined ? {} : { SOURCE_ADDRESS: source }) },
       },
     ).then((out) => JSON.parse(out.stdout) as { statuses: Record<string, number> });
   const baseline: number[] = [];
@@ -315,6 +344,60 @@ spec:
   console.log(
     `(4) hostile registry: all denied as infrastructure (${hostileAnswers.join(', ')}); RSS ${(await rss()).toFixed(0)} MiB, peak ${(await memoryOf(server.pid)).peakMiB.toFixed(0)} MiB; alive: ${await alive()}`,
   );
+  // (5) mixed attack
+  await next();
+  const passReview = await import('node:fs/promises').then(async (fs) => {
+    const review = JSON.parse(await fs.readFile(new URL('pod-create.json', FIXTURES), 'utf8'));
+    review.request.uid = 'should-pass';
+    review.request.object.spec.containers = [
+      { name: 'app', image: `pass.invalid/app@sha256:${'d'.repeat(64)}` },
+    ];
+    delete review.request.object.spec.initContainers;
+    return JSON.stringify(review);
+  });
+  const quiet: number[] = [];
+  for (let i = 0; i < 300; i++) quiet.push((await post(port, ca.cert, agent, scaleDown)).ms);
+  const mixed = {
+    validate: attack('validate', 4, 256 * 1024, '127.0.0.2'),
+    silent: attack('silent', 300, 0, '127.0.0.3'),
+    cel: attack('cel', 2, 0, '127.0.0.4'),
+    objects: attack('objects', 2, webhook.DEFAULT_BODY_LIMIT - 64 * 1024, '127.0.0.5'),
+  };
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const underAttack: number[] = [];
+  let wrong = 0;
+  let passes = 0;
+  let mixedRss = 0;
+  const mixedUntil = Date.now() + (SECONDS - 3) * 1000;
+  while (Date.now() < mixedUntil) {
+    const answer = await post(port, ca.cert, agent, scaleDown);
+    underAttack.push(answer.ms);
+    if (answer.status !== 200 || !answer.body.includes('"allowed":true')) {
+      wrong++;
+      failures.push(`mixed: scale-down answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+    }
+    if (underAttack.length % 10 === 0) {
+      const pod = await post(port, ca.cert, agent, passReview);
+      passes++;
+      if (pod.status !== 200 || !pod.body.includes('"allowed":true')) {
+        wrong++;
+        failures.push(
+          `mixed: a Pod the static policy admits answered ${pod.status}: ${pod.body.slice(0, 200)}`,
+        );
+      }
+    }
+    if (underAttack.length % 50 === 0) mixedRss = Math.max(mixedRss, await rss());
+  }
+  const seen = Object.fromEntries(
+    await Promise.all(Object.entries(mixed).map(async ([name, p]) => [name, (await p).statuses] as const)),
+  );
+  const p99 = quantile(underAttack, 0.99);
+  console.log(
+    `(5) mixed attack: scale-down p50 ${quantile(underAttack, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${underAttack.length} (quiet p50 ${quantile(quiet, 0.5).toFixed(1)} ms, p99 ${quantile(quiet, 0.99).toFixed(1)} ms); ${passes} Pods a policy admits; wrong answers ${wrong}; attackers saw ${JSON.stringify(seen)}; RSS up to ${mixedRss.toFixed(0)} MiB; alive: ${await alive()}`,
+  );
+  if (p99 >= 100) failures.push(`mixed: scale-down p99 ${p99.toFixed(1)} ms (target under 100 ms)`);
+  if (mixedRss > CHART_LIMIT_MIB) failures.push(`mixed: RSS ${mixedRss} MiB`);
+
   agent.destroy();
   if (!(await alive())) failures.push('the server died');
 } finally {

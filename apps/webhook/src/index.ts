@@ -2,7 +2,8 @@
 // these exports serve the e2e suite and embedding.
 
 export { AdmissionService, type AdmissionServiceOptions } from './admission/admission-service.js';
-export type { PullSecretLookup } from './admission/credentials.js';
+export { type Admission, assembleAdmission } from './admission/assemble-admission.js';
+export type { PullSecretLookup } from './admission/pull-secret-keychain.js';
 export {
   createCertificateAuthority,
   type IssuedCertificate,
@@ -11,6 +12,7 @@ export {
   renewalTime,
 } from './certificates.js';
 export { main } from './cli/main.js';
+export type { ServeConfig } from './config.js';
 export {
   type AdmissionApp,
   type AdmissionAppOptions,
@@ -27,7 +29,7 @@ export { type InvolvedObject, PolicyEventRecorder } from './kube/events.js';
 export { KubeApi, openKubeApi } from './kube/kube-api.js';
 export { type KubeAccessOptions, loadKubeConfig } from './kube/kube-config.js';
 export { KubeApiError, kubeApiError, statusOf } from './kube/kube-errors.js';
-export { KubePullSecretLookup } from './kube/pull-secrets.js';
+export { KubePullSecretLookup } from './kube/pull-secret-lookup.js';
 export { SelfManagedTls, type SelfManagedTlsOptions } from './kube/self-managed-tls.js';
 export { createLogger, type Logger } from './logger.js';
 export { SignetMetrics } from './metrics.js';
@@ -65,7 +67,7 @@ export { RecordStore, type StoredRecord } from './records/record-store.js';
 export { RecordWriter } from './records/record-writer.js';
 export { VerificationRecords, type VerificationRecordsOptions } from './records/verification-records.js';
 export { type ClientAuth, type RunningServers, startServers } from './server.js';
-export { assembleAdmission, type RunningSignet, startSignet } from './signet.js';
+export { type RunningSignet, startSignet } from './signet.js';
 export { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';
 export {
   excludedNamespaces,

@@ -31,6 +31,8 @@ export class BoundedLabel {
 const NAMESPACE_SHAPE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** A Kubernetes object name: a DNS subdomain, at most 253 characters. */
 const OBJECT_NAME_SHAPE = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+/** A policy's name as verdicts give it: a ClusterImagePolicy's, or `namespace/name` of an ImagePolicy. */
+const POLICY_NAME_SHAPE = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 export interface SignetMetricsOptions {
   readonly defaultMetrics?: boolean;
@@ -40,6 +42,8 @@ export interface SignetMetricsOptions {
   readonly maxNamespaces?: number;
   /** Distinct policies counted by name (default 500). */
   readonly maxPolicies?: number;
+  /** Distinct ImagePolicyExceptions counted by name (default 200). */
+  readonly maxExceptions?: number;
 }
 
 /**
@@ -52,6 +56,7 @@ export class SignetMetrics {
   readonly admissions: Counter<'endpoint' | 'decision' | 'rule' | 'kind'>;
   readonly namespaceAdmissions: Counter<'namespace' | 'decision'>;
   readonly policyResults: Counter<'policy' | 'result'>;
+  readonly exceptionUses: Counter<'namespace' | 'exception'>;
   readonly admissionDuration: Histogram<'endpoint'>;
   readonly verificationDuration: Histogram<'result'>;
   readonly cacheLookups: Counter<'result'>;
@@ -74,6 +79,8 @@ export class SignetMetrics {
   readonly namespaceLabel: BoundedLabel;
   /** Bounds the `policy` label of {@link policyResults}. */
   readonly policyLabel: BoundedLabel;
+  /** Bounds the `exception` label of {@link exceptionUses} (its `namespace` label: {@link namespaceLabel}). */
+  readonly exceptionLabel: BoundedLabel;
   #readiness: () => boolean = () => false;
   #openConnections: () => number = () => 0;
 
@@ -81,7 +88,8 @@ export class SignetMetrics {
     const registers = [this.registry];
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'signet_' });
     this.namespaceLabel = new BoundedLabel(options.maxNamespaces ?? 200, NAMESPACE_SHAPE);
-    this.policyLabel = new BoundedLabel(options.maxPolicies ?? 500, OBJECT_NAME_SHAPE);
+    this.policyLabel = new BoundedLabel(options.maxPolicies ?? 500, POLICY_NAME_SHAPE);
+    this.exceptionLabel = new BoundedLabel(options.maxExceptions ?? 200, OBJECT_NAME_SHAPE);
     this.admissions = new Counter({
       name: 'signet_admission_requests_total',
       help: 'Admission reviews answered, by endpoint, decision (allowed, denied, warned, error), rule or failure class, and kind.',
@@ -96,8 +104,14 @@ export class SignetMetrics {
     });
     this.policyResults = new Counter({
       name: 'signet_policy_results_total',
-      help: 'Images checked against a ClusterImagePolicy, by policy and result (pass; fail: a policy failure; error: an infrastructure failure).',
+      help: 'Images checked against a ClusterImagePolicy or ImagePolicy (namespace/name), by policy and result (pass; fail: a policy failure; error: an infrastructure failure).',
       labelNames: ['policy', 'result'],
+      registers,
+    });
+    this.exceptionUses = new Counter({
+      name: 'signet_exception_uses_total',
+      help: "Policies not applied to an image because an ImagePolicyException exempted it, by the exception's namespace and name (the first 200 of each; later ones as _other).",
+      labelNames: ['namespace', 'exception'],
       registers,
     });
     this.admissionDuration = new Histogram({
@@ -128,7 +142,7 @@ export class SignetMetrics {
     });
     this.policies = new Gauge({
       name: 'signet_policies',
-      help: 'ClusterImagePolicies known, by state (active, invalid).',
+      help: 'ClusterImagePolicies and ImagePolicies known, by state (active, invalid).',
       labelNames: ['state'],
       registers,
     });
@@ -192,7 +206,7 @@ export class SignetMetrics {
     });
     this.statusWrites = new Counter({
       name: 'signet_status_writes_total',
-      help: 'Writes of status.conditions on ClusterImagePolicies and TrustRoots, by kind and result (written, conflict, error).',
+      help: 'Writes of status.conditions on ClusterImagePolicies, TrustRoots, ImagePolicies and ImagePolicyExceptions, by kind and result (written, conflict, error).',
       labelNames: ['kind', 'result'],
       registers,
     });

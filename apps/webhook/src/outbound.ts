@@ -12,7 +12,7 @@ import {
   type RemoteTrustRootsOptions,
   remotePolicyFetcher,
 } from '@signet/verifier';
-import type { RegistrySettings } from './registry-settings.js';
+import type { RegistrySettings } from './config.js';
 
 /** The operator's allowances, as the flags give them. */
 export type OutboundSettings = Pick<RegistrySettings, 'privateHosts' | 'kmsEndpoints'>;

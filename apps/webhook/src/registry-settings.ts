@@ -4,22 +4,9 @@
 // start), the cloud credential providers to enable and the KMS endpoints the operator allows.
 // Proxies come from the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), as for every Pod.
 import { readFileSync } from 'node:fs';
-import { CLOUD_PROVIDER_NAMES, type CloudProviderName, isCloudProviderName } from '@signet/verifier';
+import { CLOUD_PROVIDER_NAMES, type CloudProviderName, isCloudProviderName } from '@signet/registry';
+import type { RegistrySettings } from './config.js';
 import { UsageError } from './errors.js';
-
-export interface RegistrySettings {
-  readonly insecureRegistries: readonly string[];
-  /**
-   * Hosts that may be on private addresses when someone other than the operator names them: token
-   * realms and redirects (besides the registries' own hosts), TUF mirrors, remote policies.
-   */
-  readonly privateHosts: readonly string[];
-  /** PEM certificates, each file's content. */
-  readonly caCertificates: readonly string[];
-  readonly cloudCredentials: readonly CloudProviderName[];
-  /** Endpoints `awskms://` and `azurekms://` keys may name besides the clouds' own. */
-  readonly kmsEndpoints: readonly string[];
-}
 
 const HOST = /^[A-Za-z0-9.-]+(:\d+)?$|^\[[0-9a-fA-F:]+\](:\d+)?$/;
 

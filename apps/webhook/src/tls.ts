@@ -2,6 +2,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError } from './errors.js';
+import type { Part } from './lifecycle/part.js';
 import type { Logger } from './logger.js';
 
 export interface CertificatePair {
@@ -65,8 +66,9 @@ interface WatchedFilesOptions<T> {
  * the directories are watched, with a poll as a fallback) and reports each new usable value. A
  * broken update is logged and the previous value stays in use.
  */
-class WatchedFiles<T> {
+class WatchedFiles<T> implements Part {
   readonly #options: WatchedFilesOptions<T>;
+  #current: T;
   #fingerprint: string;
   #watchers: FSWatcher[] = [];
   #poll: NodeJS.Timeout | undefined;
@@ -74,7 +76,17 @@ class WatchedFiles<T> {
 
   constructor(options: WatchedFilesOptions<T>, initial: T) {
     this.#options = options;
+    this.#current = initial;
     this.#fingerprint = options.fingerprint(initial);
+  }
+
+  get name(): string {
+    return `${this.#options.what} watch`;
+  }
+
+  /** The value in use: the initial one, or the last change that was taken. */
+  get current(): T {
+    return this.#current;
   }
 
   start(): void {
@@ -119,6 +131,7 @@ class WatchedFiles<T> {
       logger.error({ err: error }, `new ${what} was rejected; keeping the previous one`);
       return false;
     }
+    this.#current = value;
     logger.info({ file: this.#options.files[0] }, `${what} reloaded`);
     return true;
   }

@@ -1,4 +1,9 @@
-import { INCLUDE_NAMESPACE_LABEL, POLICY_GROUP, registeredRules } from '@signet/k8s-types';
+import {
+  INCLUDE_NAMESPACE_LABEL,
+  POLICY_GROUP,
+  registeredRules,
+  SIGNET_POLICY_GROUP,
+} from '@signet/k8s-types';
 
 /** How the API server reaches the webhook: an in-cluster Service, or a URL (host process, tests). */
 export type WebhookEndpoint =
@@ -59,8 +64,9 @@ export interface WebhookConfigurationOptions {
   /** The mutating webhook's own settings, over the defaults above. */
   readonly mutate?: WebhookSettings;
   /**
-   * The webhook that refuses ClusterImagePolicies and TrustRoots that cannot compile (CREATE and
-   * UPDATE only: deleting a policy is never refused). Default: registered, failing open (`Ignore`,
+   * The webhook that refuses ClusterImagePolicies and TrustRoots that cannot compile, ImagePolicies
+   * that would loosen the cluster and exceptions beyond the maximum lifetime (CREATE and UPDATE
+   * only: deleting a policy is never refused). Default: registered, failing open (`Ignore`,
    * 10 s), so that an unavailable Signet never makes a policy impossible to fix. `false`: none.
    */
   readonly policyValidation?: false | WebhookSettings;
@@ -95,7 +101,10 @@ export function workloadNamespaceSelector(ownNamespace: string, selector: LabelS
   };
 }
 
-/** The rules of the policy webhook: writes of Signet's own policy objects, never DELETE or status. */
+/**
+ * The rules of the policy webhook: writes of the policy objects Signet reads (the cluster's, and
+ * the namespaces' ImagePolicies and ImagePolicyExceptions), never DELETE or status.
+ */
 export function policyRules(): Json[] {
   return [
     {
@@ -104,6 +113,13 @@ export function policyRules(): Json[] {
       operations: ['CREATE', 'UPDATE'],
       resources: ['clusterimagepolicies', 'trustroots'],
       scope: 'Cluster',
+    },
+    {
+      apiGroups: [SIGNET_POLICY_GROUP],
+      apiVersions: ['*'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['imagepolicies', 'imagepolicyexceptions'],
+      scope: 'Namespaced',
     },
   ];
 }
@@ -168,7 +184,8 @@ function policyWebhook(options: WebhookConfigurationOptions, settings: WebhookSe
  * the admission contract says: CREATE and UPDATE of the covered resources only (never DELETE,
  * `*\/status` or `*\/scale`), opt-in namespaces labelled `policy.sigstore.dev/include=true`, never
  * the webhook's own namespace or kube-system, `sideEffects: None`, failing closed by default; and
- * the policy webhook (CREATE and UPDATE of ClusterImagePolicies and TrustRoots, failing open).
+ * the policy webhook (CREATE and UPDATE of ClusterImagePolicies, TrustRoots, ImagePolicies and
+ * ImagePolicyExceptions, failing open).
  */
 export function webhookConfigurations(options: WebhookConfigurationOptions): Json[] {
   const labels = { 'app.kubernetes.io/name': 'signet', 'app.kubernetes.io/component': 'admission-webhook' };

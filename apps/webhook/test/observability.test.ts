@@ -7,15 +7,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RegistryError } from '@signet/registry';
 import { freePort } from '@signet/testbed';
-import { RegistryError } from '@signet/verifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registryErrorClass } from '../src/admission/assemble-admission.js';
 import { createCertificateAuthority, issueServingCertificate } from '../src/certificates.js';
 import { serveConfigFrom } from '../src/commands/serve-config.js';
 import { ReviewTimeout } from '../src/http/admission-app.js';
 import { createLogger } from '../src/logger.js';
 import { BoundedLabel, OTHER_LABEL, SignetMetrics } from '../src/metrics.js';
-import { type RunningSignet, registryErrorClass, startSignet } from '../src/signet.js';
+import { type RunningSignet, startSignet } from '../src/signet.js';
 import { version } from '../src/version.js';
 import { LogCapture, post, reviewFixture } from './helpers.js';
 

@@ -22,6 +22,8 @@ const LAZY = [
   '@azure/identity',
   'google-auth-library',
   '@signet/policy-engines',
+  '@signet/policy-engine-cue',
+  '@signet/policy-engine-rego',
   '@kubernetes/client-node',
 ];
 
@@ -105,7 +107,9 @@ async function loadedBy(args: readonly string[], readyz = ''): Promise<Set<strin
       ?.slice(13, -1);
   const loaded = new Set(urls.map(packageOf).filter((p) => p !== undefined));
   // A workspace package resolves to its own directory, not below node_modules.
-  if (urls.some((u) => u.includes('/packages/policy-engines/'))) loaded.add('@signet/policy-engines');
+  for (const engines of ['policy-engines', 'policy-engine-cue', 'policy-engine-rego']) {
+    if (urls.some((u) => u.includes(`/packages/${engines}/`))) loaded.add(`@signet/${engines}`);
+  }
   return loaded;
 }
 

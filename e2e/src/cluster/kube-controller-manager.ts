@@ -5,9 +5,9 @@ import type { ClusterPki } from './pki.js';
  * The controllers the scenarios need, nothing that wants a cloud, volumes or CSRs:
  * workloads (Deployment ... ReplicationController), namespaces (deletion), ServiceAccounts and
  * their legacy tokens, the garbage collector (cascading deletes through ownerReferences), the
- * kube-root-ca.crt publisher, and node lifecycle, which lifts the `node.kubernetes.io/not-ready`
+ * kube-root-ca.crt publisher, node lifecycle, which lifts the `node.kubernetes.io/not-ready`
  * taint that the TaintNodesByCondition admission plugin puts on every new Node once kwok reports it
- * Ready.
+ * Ready, and ClusterRole aggregation (the chart's roles joining the built-in edit, admin and view).
  */
 export const CONTROLLERS = [
   'deployment-controller',
@@ -24,6 +24,7 @@ export const CONTROLLERS = [
   'root-ca-certificate-publisher-controller',
   'node-lifecycle-controller',
   'pod-garbage-collector-controller',
+  'clusterrole-aggregation-controller',
 ] as const;
 
 export interface ControllerManagerOptions {

@@ -3,12 +3,18 @@ import { craneEnv, createCosign, ensureTools, pushRunnableImage, runCommand } fr
 import type { TestImages } from '../scenarios/test-images.js';
 import type { KindCluster } from './kind-cluster.js';
 
+interface PushOptions {
+  readonly signed?: boolean;
+  readonly format?: 'legacy' | 'bundle';
+}
+
 export interface KindTestImages extends TestImages {
   /**
    * Pushes another runnable image (`app:<tag>` in the cluster's registry), signed with the test
-   * key unless `signed` is false; returns its digest reference.
+   * key unless `signed` is false, in the legacy `.sig` tag unless `format` is `bundle` (cosign 3's
+   * default: here in the `sha256-<hex>` fallback tag); returns its digest reference.
    */
-  push(tag: string, options?: { readonly signed?: boolean }): Promise<string>;
+  push(tag: string, options?: PushOptions): Promise<string>;
   /** Points `<registry>/app:<tag>` at the image `digestRef` (what a `docker push` of a moved tag does). */
   retag(digestRef: string, tag: string): Promise<void>;
 }
@@ -31,14 +37,16 @@ export async function prepareKindTestImages(
   const registry = { host: cluster.registry.host, url: cluster.registry.url };
   const busybox = process.env.SIGNET_BUSYBOX;
   const key = await cosign.generateKeyPair(join(workDir, 'signing-key'), 'signet-e2e');
-  const push = async (tag: string, pushOptions: { readonly signed?: boolean } = {}) => {
+  const push = async (tag: string, pushOptions: PushOptions = {}) => {
     const digest = await pushRunnableImage(registry, 'app', tag, {
       crane,
       workDir,
       ...(busybox ? { busybox } : {}),
     });
     const reference = `${registry.host}/app@${digest}`;
-    if (pushOptions.signed !== false) await cosign.signLegacyKeyed(reference, key);
+    if (pushOptions.signed === false) return reference;
+    if (pushOptions.format === 'bundle') await cosign.signBundleKeyed(reference, key);
+    else await cosign.signLegacyKeyed(reference, key);
     return reference;
   };
   const [unsigned, signed] = await Promise.all([push('v1', { signed: false }), push('v2')]);

@@ -8,7 +8,7 @@ export interface KeyPolicyOptions {
   /** PEM public key (`cosign.pub`) the signature must verify with. */
   readonly publicKeyPem: string;
   readonly mode?: 'enforce' | 'warn';
-  /** Where the signature is looked for: `legacy` (`.sig` tag, the default) or `bundle`. */
+  /** Only where the signature is looked for: `legacy` (`.sig` tag) or `bundle`; without it, both. */
   readonly signatureFormat?: 'legacy' | 'bundle';
 }
 

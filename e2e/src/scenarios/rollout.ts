@@ -21,6 +21,11 @@ export interface RolloutScenarioOptions {
   readonly unsignedImage: string;
   /** Image the Deployment is updated to (passes the policy). */
   readonly signedImage: string;
+  /**
+   * An image the webhook must deny once it is registered (default `unsignedImage`): for a rollout
+   * between two images that both pass the policies in force at the start.
+   */
+  readonly enforcementProbeImage?: string;
   readonly namespace?: string;
   readonly deployment?: string;
   readonly replicas?: number;
@@ -99,7 +104,12 @@ export async function runRolloutScenario(
       .kubectl(['label', 'namespace', namespace, `${INCLUDE_LABEL}=true`, '--overwrite'])
       .then(must);
     await cluster.apply(webhook.configurations());
-    await waitForEnforcement(cluster, webhook, namespace, options.unsignedImage);
+    await waitForEnforcement(
+      cluster,
+      webhook,
+      namespace,
+      options.enforcementProbeImage ?? options.unsignedImage,
+    );
   });
   const before = (await webhook.admissions()).length;
   const updated = Date.now();

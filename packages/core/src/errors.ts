@@ -27,32 +27,39 @@ export class InvalidReferenceError extends CoreError {
   }
 }
 
-/** A ClusterImagePolicy that cannot be compiled: a bad glob or label selector. */
+/** A policy object that cannot be compiled: a bad glob or label selector. */
 export type InvalidPolicyCode = 'INVALID_GLOB' | 'INVALID_SELECTOR';
+
+/** The kinds of object whose globs and selectors core compiles. */
+export type PolicyObjectKind = 'ClusterImagePolicy' | 'ImagePolicy' | 'ImagePolicyException';
 
 export class InvalidPolicyError extends CoreError {
   override readonly name = 'InvalidPolicyError';
   declare readonly code: InvalidPolicyCode;
-  /** The policy's name, when known. */
+  /** The policy's name (`namespace/name` for a namespaced object), when known. */
   readonly policy: string | undefined;
   /** Field path inside the policy (`spec.images[1].glob`), `''` when not known. */
   readonly path: string;
   readonly problem: string;
+  /** What kind of object `policy` names. */
+  readonly kind: PolicyObjectKind;
 
   constructor(
     code: InvalidPolicyCode,
     policy: string | undefined,
     path: string,
     problem: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { readonly kind?: PolicyObjectKind },
   ) {
-    const where = [policy === undefined ? '' : `ClusterImagePolicy ${quote(policy)}`, path]
+    const kind = options?.kind ?? 'ClusterImagePolicy';
+    const where = [policy === undefined ? '' : `${kind} ${quote(policy)}`, path]
       .filter((part) => part !== '')
       .join(' ');
     super(code, where === '' ? problem : `${where}: ${problem}`, options);
     this.policy = policy;
     this.path = path;
     this.problem = problem;
+    this.kind = kind;
   }
 }
 

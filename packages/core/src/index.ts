@@ -1,6 +1,7 @@
 /**
- * @signet/core: rollout-safe admission decisions and sigstore policy matching. Pure code: no
- * network, no file system, no clock. The surface is pinned by `test/index.test.ts`.
+ * @signet/core: rollout-safe admission decisions, sigstore policy matching, and how cluster
+ * policies, namespace policies and exceptions combine. Pure code: no network, no file system, no
+ * clock (the time is passed in). The surface is pinned by `test/index.test.ts`.
  */
 export {
   type AdmissionDecision,
@@ -22,7 +23,16 @@ export {
   type InvalidPolicyCode,
   InvalidPolicyError,
   InvalidReferenceError,
+  type PolicyObjectKind,
 } from './errors.js';
+export {
+  type CompiledException,
+  compileException,
+  DEFAULT_MAX_EXCEPTION_LIFETIME_MS,
+  type ExceptionState,
+  type Exemption,
+  exceptionState,
+} from './exceptions.js';
 export {
   type CompiledPolicy,
   compilePolicies,
@@ -32,10 +42,18 @@ export {
   matchSubjectOf,
   type PolicyMatch,
   type PolicySet,
+  type PolicySetConfig,
   policySet,
 } from './match.js';
 export { digestPatch, type JsonPatchOperation } from './patch.js';
-export { type ImageCheck, type PlanOptions, planChecks } from './plan.js';
+export {
+  checkedVerdict,
+  type ImageCheck,
+  type PlanOptions,
+  planChecks,
+  type VerdictNotes,
+  type VerifyCheck,
+} from './plan.js';
 export { DOCKER_HUB, type ImageReference, parseReference, withDigest } from './reference.js';
 export {
   type AdmissionOutcome,

@@ -1,20 +1,27 @@
 // What the verifier has to do for a decision: for each image, the parsed reference and the
 // policies it must pass. Images that cannot be verified at all (invalid reference, no matching
-// policy) are settled here, so the verifier only ever sees real work.
+// policy, every policy exempted) are settled here, so the verifier only ever sees real work.
 import type { AdmissionDecision, ImageTarget } from './decide.js';
 import { InvalidReferenceError } from './errors.js';
 import { type CompiledPolicy, type MatchSubject, matchPolicies, type PolicySet } from './match.js';
 import { type ImageReference, parseReference } from './reference.js';
-import type { ImageVerdict } from './verdict.js';
+import type { ImageOutcome, ImageVerdict } from './verdict.js';
+
+/** Verify `reference` against every policy (all must pass); report one `PolicyVerdict` each. */
+export interface VerifyCheck<P extends CompiledPolicy = CompiledPolicy> {
+  readonly kind: 'verify';
+  readonly target: ImageTarget;
+  readonly reference: ImageReference;
+  readonly policies: readonly P[];
+  /** What the plan knows beside the policies, carried into the verdict by {@link checkedVerdict}. */
+  readonly notes: VerdictNotes;
+}
+
+/** Exceptions used for the image, and whether no ClusterImagePolicy matched it. */
+export type VerdictNotes = Pick<ImageVerdict, 'exemptions' | 'noClusterPolicy'>;
 
 export type ImageCheck<P extends CompiledPolicy = CompiledPolicy> =
-  /** Verify `reference` against every policy (all must pass); report one `PolicyVerdict` each. */
-  | {
-      readonly kind: 'verify';
-      readonly target: ImageTarget;
-      readonly reference: ImageReference;
-      readonly policies: readonly P[];
-    }
+  | VerifyCheck<P>
   /** Nothing to verify; pass the verdict on as it is. */
   | { readonly kind: 'settled'; readonly verdict: ImageVerdict };
 
@@ -24,6 +31,8 @@ export interface PlanOptions {
    * verified by the digest the tag points at now, with a warning. Default false.
    */
   readonly allowUnpinnedTags?: boolean;
+  /** Now, in milliseconds since the epoch: which exceptions are valid. Without it, none applies. */
+  readonly now?: number;
 }
 
 /** One check per image of a `verify` decision, in the decision's order; none otherwise. */
@@ -35,7 +44,12 @@ export function planChecks<P extends CompiledPolicy>(
 ): ImageCheck<P>[] {
   if (decision.action !== 'verify') return [];
   const pinning = decision.startsContainers && options.allowUnpinnedTags !== true;
-  return decision.images.map((target) => checkFor(target, set, subject, pinning));
+  return decision.images.map((target) => checkFor(target, set, subject, pinning, options.now));
+}
+
+/** The verdict of a `verify` check: what the verifier found, with what the plan noted. */
+export function checkedVerdict(check: VerifyCheck, outcome: ImageOutcome): ImageVerdict {
+  return { path: check.target.path, image: check.target.image, outcome, ...check.notes };
 }
 
 function checkFor<P extends CompiledPolicy>(
@@ -43,6 +57,7 @@ function checkFor<P extends CompiledPolicy>(
   set: PolicySet<P>,
   subject: MatchSubject,
   pinning: boolean,
+  now: number | undefined,
 ): ImageCheck<P> {
   const { path, image } = target;
   let reference: ImageReference;
@@ -52,15 +67,22 @@ function checkFor<P extends CompiledPolicy>(
     if (!(error instanceof InvalidReferenceError)) throw error;
     return { kind: 'settled', verdict: { path, image, outcome: { kind: 'invalid-reference', error } } };
   }
-  const match = matchPolicies(set, reference, subject);
+  const match = matchPolicies(set, reference, subject, now);
   if (match.kind === 'no-match') return { kind: 'settled', verdict: { path, image, outcome: match } };
+  const notes: VerdictNotes = {
+    ...(match.exemptions.length > 0 ? { exemptions: match.exemptions } : {}),
+    ...(match.noClusterPolicy === undefined ? {} : { noClusterPolicy: match.noClusterPolicy }),
+  };
+  if (match.kind === 'exempted') {
+    return { kind: 'settled', verdict: { path, image, outcome: { kind: 'exempted' }, ...notes } };
+  }
   if (pinning && reference.digest === undefined) {
     // What is admitted is what the kubelet pulls: a tag could name another image by then.
     const strict = match.policies.filter((p) => p.mode === 'enforce' && !p.allowsUnpinnedTags);
     if (strict.length > 0) {
       const policies = strict.map((p) => p.name);
-      return { kind: 'settled', verdict: { path, image, outcome: { kind: 'unpinned', policies } } };
+      return { kind: 'settled', verdict: { path, image, outcome: { kind: 'unpinned', policies }, ...notes } };
     }
   }
-  return { kind: 'verify', target, reference, policies: match.policies };
+  return { kind: 'verify', target, reference, policies: match.policies, notes };
 }

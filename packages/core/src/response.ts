@@ -1,13 +1,20 @@
 // AdmissionResponses for the validating and the mutating endpoint, from a decision and, for the
 // validating one, the verifier's verdicts. Deny and warning lines follow the contract's format:
 // `<field path> <image>: policy "<name>" (<mode>): <reason> (<cause chain>)`.
-import type { AdmissionAnswer, PolicyMode } from '@signet/k8s-types';
+import type { AdmissionAnswer, NoMatchPolicy, PolicyMode } from '@signet/k8s-types';
 import type { AdmissionDecision, ImageTarget } from './decide.js';
 import { describeCause, oneLine } from './describe.js';
 import { quote } from './errors.js';
+import type { Exemption } from './exceptions.js';
 import { digestPatch } from './patch.js';
 import { formatAge } from './stale-if-error.js';
-import type { FailureKind, ImageVerdict, PolicyVerdict, VerificationFailure } from './verdict.js';
+import type {
+  FailureKind,
+  ImageOutcome,
+  ImageVerdict,
+  PolicyVerdict,
+  VerificationFailure,
+} from './verdict.js';
 
 /** One image that did not pass, for metrics and logs. */
 export interface ImageFailure {
@@ -26,7 +33,10 @@ export interface AdmissionOutcome {
   readonly allowed: boolean;
   /** One line per denied image. */
   readonly denials: readonly string[];
-  /** One admission warning per image that fails only in warn mode (or per row-5 admission). */
+  /**
+   * One admission warning per image that fails only in warn mode, or that an exception let in
+   * (or per row-5 admission).
+   */
   readonly warnings: readonly string[];
   readonly failures: readonly ImageFailure[];
 }
@@ -116,12 +126,27 @@ function judgeImage(
   startsContainers: boolean,
 ): ImageJudgement {
   const judgement: ImageJudgement = { denied: [], warned: [], failures: [] };
-  const record = (text: string, kind: FailureKind, denied: boolean, policy?: PolicyVerdict): void => {
+  const record: RecordFailure = (text, kind, denied, policy) => {
     (denied ? judgement.denied : judgement.warned).push(text);
     const { path, image } = target;
     judgement.failures.push({ path, image, policy: policy?.policy, mode: policy?.mode, kind, denied });
   };
-  const outcome = verdict?.outcome;
+  judgeOutcome(target, verdict?.outcome, startsContainers, judgement, record);
+  // No ClusterImagePolicy matched, and ImagePolicies were checked beside the no-match policy.
+  if (verdict?.noClusterPolicy === 'warn') record(noMatchText('warn'), 'policy', false);
+  for (const exemption of verdict?.exemptions ?? []) judgement.warned.push(exemptionText(exemption));
+  return judgement;
+}
+
+type RecordFailure = (text: string, kind: FailureKind, denied: boolean, policy?: PolicyVerdict) => void;
+
+function judgeOutcome(
+  target: ImageTarget,
+  outcome: ImageOutcome | undefined,
+  startsContainers: boolean,
+  judgement: ImageJudgement,
+  record: RecordFailure,
+): void {
   if (outcome === undefined) {
     record('not verified: infrastructure failure: no verification result', 'infrastructure', true);
   } else if (outcome.kind === 'invalid-reference') {
@@ -129,28 +154,46 @@ function judgeImage(
   } else if (outcome.kind === 'unpinned') {
     record(unpinnedText(outcome.policies), 'policy', true);
   } else if (outcome.kind === 'no-match') {
-    if (outcome.action !== 'allow') {
-      record(
-        `no ClusterImagePolicy matches (no-match-policy: ${outcome.action})`,
-        'policy',
-        outcome.action === 'deny',
-      );
-    }
+    if (outcome.action !== 'allow') record(noMatchText(outcome.action), 'policy', outcome.action === 'deny');
+  } else if (outcome.kind === 'exempted') {
+    // Nothing left to verify: the exemptions say why.
   } else if (outcome.verdicts.length === 0) {
     record('not verified: infrastructure failure: no policy verdict', 'infrastructure', true);
   } else {
-    for (const policy of outcome.verdicts) {
-      if (policy.passed) {
-        if (policy.grace !== undefined) judgement.warned.push(graceText(policy, policy.grace));
-        continue;
-      }
-      record(policyText(policy, policy.failure), policy.failure.kind, policy.mode === 'enforce', policy);
-    }
+    judgePolicies(outcome.verdicts, judgement, record);
     if (startsContainers && !target.image.includes('@') && judgement.denied.length === 0) {
       judgement.warned.push(UNPINNED_WARNING);
     }
   }
-  return judgement;
+}
+
+/** Each failing policy denies (enforce) or warns; a pass on a verification record warns. */
+function judgePolicies(
+  verdicts: readonly PolicyVerdict[],
+  judgement: ImageJudgement,
+  record: RecordFailure,
+): void {
+  for (const policy of verdicts) {
+    if (policy.passed) {
+      if (policy.grace !== undefined) judgement.warned.push(graceText(policy, policy.grace));
+      continue;
+    }
+    record(policyText(policy, policy.failure), policy.failure.kind, policy.mode === 'enforce', policy);
+  }
+}
+
+function noMatchText(action: NoMatchPolicy): string {
+  return `no ClusterImagePolicy matches (no-match-policy: ${action})`;
+}
+
+/** The warning of an exception's use: the exception first, as the API server may cut long warnings. */
+function exemptionText(exemption: Exemption): string {
+  const reason = oneLine(exemption.reason);
+  const short = reason.length > 200 ? `${reason.slice(0, 200)}...` : reason;
+  return (
+    `policy ${quote(exemption.policy)} not applied: exempted by ImagePolicyException ${exemption.exception} ` +
+    `until ${exemption.expires} (${short})`
+  );
 }
 
 function policyText(policy: PolicyVerdict, failure: VerificationFailure): string {

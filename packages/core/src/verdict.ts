@@ -2,6 +2,7 @@
 // (see response.ts); the verifier never formats messages itself.
 import type { NoMatchPolicy, PolicyMode } from '@signet/k8s-types';
 import type { InvalidReferenceError } from './errors.js';
+import type { Exemption } from './exceptions.js';
 
 /**
  * `policy`: the image does not satisfy the policy (no valid signature, identity mismatch,
@@ -24,7 +25,7 @@ export type AuthorityResult =
   | { readonly authority: string; readonly passed: true }
   | { readonly authority: string; readonly passed: false; readonly failure: VerificationFailure };
 
-/** What one ClusterImagePolicy said about one image. */
+/** What one ClusterImagePolicy or ImagePolicy said about one image. */
 export type PolicyVerdict =
   | {
       readonly policy: string;
@@ -52,6 +53,8 @@ export type ImageOutcome =
   | { readonly kind: 'policies'; readonly verdicts: readonly PolicyVerdict[] }
   /** No policy matched; the configured `no-match-policy` applies. */
   | { readonly kind: 'no-match'; readonly action: NoMatchPolicy }
+  /** Policies applied and exceptions removed all of them (see `ImageVerdict.exemptions`). */
+  | { readonly kind: 'exempted' }
   /** The reference does not parse, so nothing could be matched or verified. */
   | { readonly kind: 'invalid-reference'; readonly error: InvalidReferenceError }
   /**
@@ -66,6 +69,13 @@ export interface ImageVerdict {
   /** The image as written, to detect a verdict about a different value. */
   readonly image: string;
   readonly outcome: ImageOutcome;
+  /** Policies that applied and that valid exceptions removed: admitted with a warning naming each. */
+  readonly exemptions?: readonly Exemption[];
+  /**
+   * No ClusterImagePolicy matched, and the no-match policy (`warn` or `allow`) applied beside the
+   * namespace's ImagePolicies: `warn` adds its warning.
+   */
+  readonly noClusterPolicy?: 'warn' | 'allow';
 }
 
 /**

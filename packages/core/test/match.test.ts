@@ -176,6 +176,7 @@ describe('matchSubjectOf', () => {
       version: 'v1',
       resource: 'deployments',
       labels: { app: 'x' },
+      namespace: 'shop',
     });
   });
   it('is the resource the API server routed, whatever kind the request claims, and no labels without any', () => {
@@ -188,7 +189,11 @@ describe('matchSubjectOf', () => {
       version: 'v1',
       resource: 'pods',
       labels: {},
+      namespace: 'shop',
     });
     expect(matchSubjectOf(requestFor('Pod', 'CREATE', { kind: 'Pod' })).labels).toEqual({});
+    // A request without a namespace (none of the covered kinds) gets no namespace's policies.
+    const { namespace: _namespace, ...clusterScoped } = requestFor('Pod', 'CREATE', { kind: 'Pod' });
+    expect(matchSubjectOf(clusterScoped).namespace).toBe('');
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, it, vi } from 'vitest';
 
-it('the README example runs and prints what its comments say', async () => {
+it('the README example runs and prints what the README shows', async () => {
   const log = vi.spyOn(console, 'log').mockImplementation(() => undefined);
   await import('./support/readme-example.js');
   expect(log).toHaveBeenCalledWith(

@@ -4,7 +4,8 @@
 // listed by the operator (see endpoints.ts); the fetch itself checks again before any request.
 // A failure to reach the KMS is said in a short class ("could not reach HOST: the TLS handshake
 // failed"), the transport's own text kept as the cause, for the log.
-import { isTransportFailure, type KmsKeyFetcher, type KmsPublicKey, unreachable } from '@signet/verifier';
+import { isTransportFailure, unreachable } from '@signet/registry';
+import type { KmsKeyFetcher, KmsPublicKey } from '@signet/verifier';
 import type { AwsOptions } from './aws.js';
 import type { AzureOptions } from './azure.js';
 import { KmsEndpoints } from './endpoints.js';

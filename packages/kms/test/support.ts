@@ -3,14 +3,9 @@
 import { rm } from 'node:fs/promises';
 import { parseReference } from '@signet/core';
 import { type ClusterImagePolicy, parseClusterImagePolicy } from '@signet/k8s-types';
+import { RegistryClient } from '@signet/registry';
 import * as testbed from '@signet/testbed';
-import {
-  compileAuthorities,
-  ImageVerifier,
-  type KmsKeySource,
-  type PolicyCheck,
-  RegistryClient,
-} from '@signet/verifier';
+import { compileAuthorities, ImageVerifier, type KmsKeySource, type PolicyCheck } from '@signet/verifier';
 
 export const SETUP_TIMEOUT = 30 * 60_000;
 

@@ -1,19 +1,22 @@
-// Builds the CUE and Rego engines (go/cue, go/rego) to WebAssembly (GOOS=wasip1, a reactor) and
-// puts them in engines/. Builds are cached outside the repository by what determines them (the
-// Go sources, go.mod, go.sum, the Go version and the flags), under
+// Builds one language's engine (go/cue or go/rego) to WebAssembly (GOOS=wasip1, a reactor) and
+// puts it, with a manifest.json (its size and SHA-256), in the directory given:
+//   node ../policy-engines/scripts/build-engines.ts cue engines
+// is the build of @signet/policy-engine-cue (and likewise -rego: one package per language, ADR 26).
+// Builds are cached outside the repository by what determines them (the Go sources, go.mod,
+// go.sum, the Go version and the flags), under
 // $SIGNET_CACHE_DIR (default ~/.cache/signet)/policy-engines/<key>/: a warm machine copies, a
 // fresh one builds (about a minute on two cores) with a progress line every 15 s.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const LANGUAGES = ['cue', 'rego'] as const;
+type Language = (typeof LANGUAGES)[number];
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 const GO_DIR = join(PACKAGE_DIR, 'go');
-const OUT_DIR = join(PACKAGE_DIR, 'engines');
 // -s -w: no debug information (a third smaller); -trimpath, -buildvcs=false: the output depends on
 // the sources and the Go version only; -mod=readonly: go.sum is complete, nothing is resolved.
 const FLAGS = ['-buildmode=c-shared', '-trimpath', '-buildvcs=false', '-mod=readonly', '-ldflags=-s -w'];
@@ -91,7 +94,16 @@ async function buildOne(language: string, target: string, env: NodeJS.ProcessEnv
   log(`built the ${language} engine in ${seconds()}s (${(size / 2 ** 20).toFixed(1)} MiB)`);
 }
 
+function parseArguments(args: readonly string[]): { language: Language; outDir: string } {
+  const [language, outDir] = args;
+  if (!LANGUAGES.includes(language as Language) || outDir === undefined || args.length !== 2) {
+    throw new Error(`usage: build-engines.ts <${LANGUAGES.join('|')}> <output directory>`);
+  }
+  return { language: language as Language, outDir: resolve(outDir) };
+}
+
 async function main(): Promise<void> {
+  const { language, outDir } = parseArguments(process.argv.slice(2));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     GOOS: 'wasip1',
@@ -103,29 +115,28 @@ async function main(): Promise<void> {
   const key = await buildKey(goVersion);
   const cacheRoot = process.env.SIGNET_CACHE_DIR || join(homedir(), '.cache', 'signet');
   const cacheDir = join(cacheRoot, 'policy-engines', key);
-  const manifestPath = join(OUT_DIR, 'manifest.json');
+  const manifestPath = join(outDir, 'manifest.json');
+  const target = join(outDir, `${language}.wasm`);
   const current = await readFile(manifestPath, 'utf8').then(
     (text) => JSON.parse(text) as { key?: string },
     () => ({}) as { key?: string },
   );
-  const present = await Promise.all(LANGUAGES.map((language) => exists(join(OUT_DIR, `${language}.wasm`))));
-  if (current.key === key && present.every(Boolean)) {
-    log(`up to date (${key}, ${goVersion})`);
+  if (current.key === key && (await exists(target))) {
+    log(`the ${language} engine is up to date (${key}, ${goVersion})`);
     return;
   }
   await mkdir(cacheDir, { recursive: true });
-  await mkdir(OUT_DIR, { recursive: true });
-  const files: Record<string, { bytes: number; sha256: string }> = {};
-  for (const language of LANGUAGES) {
-    const cached = join(cacheDir, `${language}.wasm`);
-    if (await exists(cached)) log(`the ${language} engine is cached at ${cached}`);
-    else await buildOne(language, cached, env);
-    const bytes = await readFile(cached);
-    files[language] = { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
-    await copyFile(cached, join(OUT_DIR, `${language}.wasm`));
-  }
+  await mkdir(outDir, { recursive: true });
+  const cached = join(cacheDir, `${language}.wasm`);
+  if (await exists(cached)) log(`the ${language} engine is cached at ${cached}`);
+  else await buildOne(language, cached, env);
+  const bytes = await readFile(cached);
+  const files = {
+    [language]: { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') },
+  };
+  await copyFile(cached, target);
   await writeFile(manifestPath, `${JSON.stringify({ key, goVersion, files }, null, 2)}\n`);
-  log(`engines ready in ${relative(process.cwd(), OUT_DIR) || OUT_DIR} (${key})`);
+  log(`the ${language} engine is ready in ${relative(process.cwd(), outDir) || outDir} (${key})`);
 }
 
 main().catch((error: unknown) => {

@@ -175,7 +175,7 @@ export class LanguageEngine {
       } catch (error) {
         throw new PolicyEngineError(
           'ENGINE_UNAVAILABLE',
-          `the ${this.language} engine is not built (${this.#options.wasmPath}): run the build of @signet/policy-engines`,
+          `the ${this.language} engine's WebAssembly file does not load (${this.#options.wasmPath}): build @signet/policy-engine-${this.language}`,
           { cause: error },
         );
       }

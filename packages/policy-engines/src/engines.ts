@@ -1,8 +1,10 @@
 // The CUE and Rego engines of a process. Nothing is loaded until a policy in that language is
-// compiled: a cluster without CUE or Rego policies pays neither start-up time nor memory.
+// compiled: a cluster without CUE or Rego policies pays neither start-up time nor memory, and a
+// language's package (@signet/policy-engine-cue, -rego) is only looked for then.
 import { DEFAULT_LIMITS, type EngineEvent, type EngineLimits, LanguageEngine } from './engine.js';
+import { locateEngine } from './engine-package.js';
 import { PolicyEngineError } from './errors.js';
-import { enginePath, type PolicyLanguage } from './languages.js';
+import type { PolicyLanguage } from './languages.js';
 
 /** The outcome of one evaluation, with upstream's wording. */
 export type EngineOutcome =
@@ -40,7 +42,11 @@ export interface PolicyEngines {
 
 export interface PolicyEnginesOptions {
   readonly limits?: Partial<EngineLimits>;
-  /** Where each engine's WebAssembly file is; this package's `engines/` by default. */
+  /**
+   * Where each engine's WebAssembly file is. By default, in the language's package
+   * (`@signet/policy-engine-cue`, `@signet/policy-engine-rego`), imported on the first policy in
+   * that language; without it, compiling one rejects with `ENGINE_NOT_INSTALLED`.
+   */
   readonly wasmPath?: (language: PolicyLanguage) => string;
   readonly onEvent?: (event: EngineEvent) => void;
 }
@@ -48,17 +54,24 @@ export interface PolicyEnginesOptions {
 export function createPolicyEngines(options: PolicyEnginesOptions = {}): PolicyEngines {
   const limits: EngineLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const engines = new Map<PolicyLanguage, LanguageEngine>();
+  const located = new Map<PolicyLanguage, Promise<LanguageEngine>>();
   let closed = false;
-  const engineFor = (language: PolicyLanguage): LanguageEngine => {
-    let engine = engines.get(language);
+  const locate = async (language: PolicyLanguage): Promise<string> =>
+    options.wasmPath === undefined ? locateEngine(language) : options.wasmPath(language);
+  const engineFor = (language: PolicyLanguage): Promise<LanguageEngine> => {
+    let engine = located.get(language);
     if (engine === undefined) {
-      engine = new LanguageEngine({
-        language,
-        wasmPath: (options.wasmPath ?? enginePath)(language),
-        limits,
-        onEvent: options.onEvent,
+      const created = locate(language).then((wasmPath) => {
+        const started = new LanguageEngine({ language, wasmPath, limits, onEvent: options.onEvent });
+        engines.set(language, started);
+        return started;
       });
-      engines.set(language, engine);
+      // A package that was not found is looked for again by the next compile.
+      created.catch(() => {
+        if (located.get(language) === created) located.delete(language);
+      });
+      located.set(language, created);
+      engine = created;
     }
     return engine;
   };
@@ -69,7 +82,8 @@ export function createPolicyEngines(options: PolicyEnginesOptions = {}): PolicyE
       compile: CompileOptions = {},
     ): Promise<EnginePolicy> {
       if (closed) throw new PolicyEngineError('ENGINE_CLOSED', 'the policy engines are closed');
-      const engine = engineFor(language);
+      const engine = await engineFor(language);
+      if (closed) throw new PolicyEngineError('ENGINE_CLOSED', 'the policy engines are closed');
       const id = await engine.compile(source, compile.signal);
       return Object.freeze({
         language,

@@ -1,5 +1,10 @@
 export type PolicyEngineErrorCode =
-  /** The engine's WebAssembly file is missing or does not load (the package was not built). */
+  /**
+   * The language's engine package (`@signet/policy-engine-cue`, `@signet/policy-engine-rego`) is
+   * not installed beside this one.
+   */
+  | 'ENGINE_NOT_INSTALLED'
+  /** The engine does not load: its package or WebAssembly file is broken, missing or of another version. */
   | 'ENGINE_UNAVAILABLE'
   /** The engine did not answer within the deadline: the evaluation was stopped. */
   | 'ENGINE_TIMEOUT'

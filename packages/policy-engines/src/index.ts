@@ -8,5 +8,5 @@ export {
   type PolicyEnginesOptions,
 } from './engines.js';
 export { PolicyEngineError, type PolicyEngineErrorCode, PolicySourceError } from './errors.js';
-export { enginePath, isPolicyLanguage, POLICY_LANGUAGES, type PolicyLanguage } from './languages.js';
+export { isPolicyLanguage, POLICY_LANGUAGES, type PolicyLanguage } from './languages.js';
 export { WasmFormatError, withMemoryLimit } from './wasm-limits.js';

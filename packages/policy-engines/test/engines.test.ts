@@ -1,9 +1,12 @@
 // The real engines (cuelang.org/go and OPA compiled to WebAssembly by this package's build), run
 // in their worker threads: semantics as policy-controller's, and the bounds on a runaway policy.
+
+import { engine as cueEngine } from '@signet/policy-engine-cue';
+import { engine as regoEngine } from '@signet/policy-engine-rego';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ENGINE_ABI, locateEngine } from '../src/engine-package.js';
 import {
   createPolicyEngines,
-  enginePath,
   isPolicyLanguage,
   PolicyEngineError,
   type PolicyEngines,
@@ -214,9 +217,57 @@ describe('the engines', () => {
     await own.close();
   });
 
-  it('name their languages and files', () => {
+  it('name their languages', () => {
     expect(isPolicyLanguage('cue')).toBe(true);
     expect(isPolicyLanguage('cel')).toBe(false);
-    expect(enginePath('rego')).toMatch(/engines\/rego\.wasm$/);
+  });
+});
+
+// Which package each language comes from. A package that is not installed at all is
+// test/engine-packages.test.ts (a real install without it); here, what a package may export.
+describe('the language packages', () => {
+  it('are found by name, each engine in its own package', async () => {
+    expect(await locateEngine('cue')).toBe(cueEngine.wasmPath);
+    expect(await locateEngine('rego')).toBe(regoEngine.wasmPath);
+    expect(cueEngine.wasmPath).toMatch(/\/policy-engine-cue\/engines\/cue\.wasm$/);
+    expect(regoEngine.wasmPath).toMatch(/\/policy-engine-rego\/engines\/rego\.wasm$/);
+    expect([cueEngine.abi, regoEngine.abi]).toEqual([ENGINE_ABI, ENGINE_ABI]);
+  });
+
+  it('are refused when they are not an engine of this language or interface', async () => {
+    const exporting = (engine: unknown) => async () => ({ engine });
+    await expect(locateEngine('cue', exporting(undefined))).rejects.toMatchObject({
+      code: 'ENGINE_UNAVAILABLE',
+      message: '@signet/policy-engine-cue does not export a cue engine',
+    });
+    await expect(locateEngine('cue', exporting(regoEngine))).rejects.toMatchObject({
+      code: 'ENGINE_UNAVAILABLE',
+    });
+    await expect(locateEngine('rego', exporting({ ...regoEngine, abi: 2 }))).rejects.toMatchObject({
+      code: 'ENGINE_UNAVAILABLE',
+      message: `@signet/policy-engine-rego implements engine interface 2, this @signet/policy-engines speaks ${ENGINE_ABI}: install the same version of both`,
+    });
+  });
+
+  it('that fail to load are unavailable, not missing, and are looked for again', async () => {
+    const broken = new SyntaxError('Unexpected token');
+    await expect(locateEngine('rego', () => Promise.reject(broken))).rejects.toMatchObject({
+      code: 'ENGINE_UNAVAILABLE',
+      message: '@signet/policy-engine-rego did not load: SyntaxError: Unexpected token',
+      cause: broken,
+    });
+    let calls = 0;
+    const flaky = createPolicyEngines({
+      wasmPath: (language) => {
+        calls += 1;
+        if (calls === 1) throw new PolicyEngineError('ENGINE_NOT_INSTALLED', `no ${language}`);
+        return cueEngine.wasmPath;
+      },
+    });
+    await expect(flaky.compile('cue', 'a: 1')).rejects.toMatchObject({ code: 'ENGINE_NOT_INSTALLED' });
+    const policy = await flaky.compile('cue', 'a: 1');
+    expect(await policy.evaluate({ a: 1 })).toEqual({ passed: true });
+    expect(calls).toBe(2);
+    await flaky.close();
   });
 });

@@ -7,15 +7,16 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseReference } from '@signet/core';
+import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, test } from 'vitest';
-import { ensureTestTools, loadTestbed, type Testbed } from '../test/registry/helpers/testbed.js';
 import { clusterImagePolicy } from '../test/support/policies.js';
+import { ensureTestTools, loadTestbed, type Testbed } from '../test/support/registry-helpers.js';
 
 // Times the built package, which is what production runs (turbo's bench task builds it first).
 // The specifier is a variable so that typechecking does not need a build.
 const built = '../dist/index.js';
 const verifier: typeof import('../src/index.js') = await import(/* @vite-ignore */ built);
-const { ImageVerifier, RegistryClient, VerificationCache, compileAuthorities, dispatchFetch } = verifier;
+const { ImageVerifier, VerificationCache, compileAuthorities } = verifier;
 type ImageVerifier = import('../src/index.js').ImageVerifier;
 type PolicyToVerify = import('../src/index.js').PolicyToVerify;
 type CacheResult = import('../src/index.js').CacheResult;
@@ -26,7 +27,7 @@ let image = '';
 let policy: PolicyToVerify;
 /** Every registry request the client sends, as `METHOD path`. */
 const requests: string[] = [];
-let registry: InstanceType<typeof RegistryClient>;
+let registry: RegistryClient;
 
 beforeAll(async () => {
   const testbed = await loadTestbed();

@@ -1,20 +1,7 @@
-// The hand-off between the registry layer (finds what is stored next to an image) and the
-// signature layer (decides whether what was found is valid for a policy). Neither side knows how
-// the other works: the registry layer never judges a signature, the signature layer never does I/O.
-
-/** A repository in a registry, already normalised (`index.docker.io`, `library/alpine`). */
-export interface RepositoryRef {
-  /** Registry host with optional port, e.g. `index.docker.io`, `127.0.0.1:5000`. */
-  readonly registry: string;
-  /** Repository path, e.g. `library/alpine`. */
-  readonly repository: string;
-}
-
-/** One image manifest (or index) by content digest. */
-export interface DigestRef extends RepositoryRef {
-  /** `sha256:<64 hex>`. */
-  readonly digest: string;
-}
+// What the signature layer verifies: the artifacts a signature format (`formats/`) made of what
+// the registry found next to an image. An artifact's `format` says how it is encoded, which is how
+// `sigstore/decode.ts` reads it; several signature formats may hand over one encoding. The
+// registry never judges a signature; the signature layer never does I/O.
 
 /** Where a found artifact came from, for messages and logs: `registry/repo@sha256:...` or `...:tag`. */
 export type ArtifactSource = string;
@@ -65,24 +52,5 @@ export interface UnreadableArtifact {
   readonly reason: string;
 }
 
-/** Everything discovery hands over for one request. */
+/** What a signature format hands over: artifacts, and the candidates it could not read. */
 export type DiscoveredArtifact = FoundArtifact | UnreadableArtifact;
-
-/** What to look for next to an image. */
-export interface DiscoveryRequest {
-  /** The admitted image, by digest. Signatures are looked up for this digest only. */
-  readonly image: DigestRef;
-  /** Where signatures are stored, when not in the image's own repository (`source[].oci`). */
-  readonly signatureRepository?: RepositoryRef;
-  /** Prefix of the legacy `.sig`/`.att` tags (`source[].tagPrefix`). */
-  readonly tagPrefix?: string;
-  readonly legacySignatures: boolean;
-  readonly legacyAttestations: boolean;
-  readonly bundles: boolean;
-  /**
-   * policy-controller's `enable-oci11`: the legacy signatures and attestations asked for are also
-   * looked for among the image's OCI 1.1 referrers (cosign's experimental signature referrers;
-   * referrers whose artifactType names in-toto, their first layer a DSSE envelope).
-   */
-  readonly oci11Referrers?: boolean;
-}

@@ -4,25 +4,22 @@
 // core turns into the AdmissionResponse.
 import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
 import type { PolicyMode } from '@signet/k8s-types';
-import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from './artifacts.js';
-import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
-import type { PassRecords } from './pass-records.js';
-import type { CompiledAuthorities, CompiledAuthority } from './policy/compile.js';
+import type { CredentialSource, DigestRef, Manifest, RegistryCall } from '@signet/registry';
 import {
-  consideredCount,
-  discoveryRequests,
-  inOtherFormat,
-  type OtherFormat,
-} from './policy/verify-authority.js';
-import { type PolicyCheck, type SpecPolicyInputs, verifyPolicy } from './policy/verify-policy.js';
-import { RegistryClient } from './registry/client.js';
-import { fetchConfigFiles } from './registry/config-files.js';
-import type { RegistryCall } from './registry/deadline.js';
-import { type DiscoveryLimits, discoverArtifacts } from './registry/discovery.js';
-import { RegistryError } from './registry/errors.js';
-import type { CredentialSource } from './registry/keychain.js';
+  ArtifactDiscovery,
+  type DiscoveryLimits,
+  fetchConfigFiles,
+  RegistryClient,
+  RegistryError,
+} from '@signet/registry';
+import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
+import { verifyIndexed } from './image-index.js';
+import type { PassRecords } from './pass-records.js';
+import type { CompiledAuthorities } from './policy/compile.js';
+import type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 import { SignatureCheckError } from './sigstore/errors.js';
 import { TagCache } from './tag-cache.js';
+import { verifyAtDigest } from './verify-at-digest.js';
 
 /** One matching ClusterImagePolicy, compiled, as the verifier needs it. */
 export interface PolicyToVerify {
@@ -146,18 +143,12 @@ export class ImageVerifier {
     const { registry, repository } = image.reference;
     const target: DigestRef = { registry, repository, digest };
     const client = this.#registry.withCredentials(options.credentials);
-    const discoveries = new Map<string, Promise<readonly DiscoveredArtifact[]>>();
-    const discover = (request: DiscoveryRequest, call: RegistryCall) => {
-      const key = JSON.stringify(request);
-      let found = discoveries.get(key);
-      if (found === undefined) {
-        found = discoverArtifacts(client, request, call, this.#options.discoveryLimits).then(
-          // Unusable candidates go on too: the authority reports them among what it rejected.
-          (d) => [...d.artifacts, ...d.skipped],
-        );
-        discoveries.set(key, found);
-      }
-      return found;
+    // Each distinct registry read once for the image, whichever policies and authorities ask;
+    // made on the first read (a verification answered from the cache reads nothing).
+    let shared: ArtifactDiscovery | undefined;
+    const discovery = () => {
+      shared ??= new ArtifactDiscovery(client, this.#options.discoveryLimits);
+      return shared;
     };
     // Read once per image, for the policies whose spec.policy asks for them (fetchConfigFile).
     let configs: Promise<Record<string, unknown>> | undefined;
@@ -165,9 +156,21 @@ export class ImageVerifier {
       configs ??= fetchConfigFiles(client, target, call);
       return configs;
     };
+    // Read once per image, for the policies that judge an index by its platforms.
+    let manifest: Promise<Manifest> | undefined;
+    const readManifest = (call: RegistryCall) => {
+      manifest ??= client.getManifest(target, target.digest, call).then((fetched) => fetched.manifest);
+      return manifest;
+    };
     const checks = await Promise.all(
       image.policies.map((policy) =>
-        this.#checkPolicy(policy, target, { discover, configFiles }, options, started),
+        this.#checkPolicy(
+          policy,
+          target,
+          { discovery, configFiles, manifest: readManifest },
+          options,
+          started,
+        ),
       ),
     );
     return { verdict: verdictOf(image, checks), digest, checks };
@@ -180,7 +183,6 @@ export class ImageVerifier {
     options: VerifyOptions,
     started: number,
   ): Promise<PolicyCheck> {
-    const { discover } = reads;
     // The work runs under `call`: this request's, or (shared) that of the request that started it.
     const compute = async (call: RegistryCall): Promise<PolicyCheck> => {
       let inputs = options.specInputs;
@@ -188,47 +190,24 @@ export class ImageVerifier {
         try {
           inputs = { ...inputs, config: await reads.configFiles(call) };
         } catch (error) {
-          if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
           return failedCheck(
             policy,
-            infrastructure('cannot read the image config files', error, options, started),
+            this.#registryFailure('cannot read the image config files', error, options, started),
           );
         }
       }
-      const found = new Map<CompiledAuthority, readonly DiscoveredArtifact[] | SignatureCheckError>();
-      await Promise.all(
-        policy.compiled.authorities.map(async (authority) => {
-          try {
-            const lists = await Promise.all(
-              discoveryRequests(authority, target).map((r) => discover(r, call)),
-            );
-            found.set(authority, lists.flat());
-          } catch (error) {
-            found.set(authority, this.#unreadable(error, options, started));
-          }
-        }),
-      );
-      const artifactsFor = (a: CompiledAuthority) => found.get(a) ?? [];
-      const check = await verifyPolicy(
-        policy.compiled,
-        target.digest,
-        artifactsFor,
+      const digestReads = {
+        discovery: reads.discovery(),
+        call,
         inputs,
-        undefined,
-        call.signal,
-      );
-      if (check.passed) return check;
-      // Nothing found: look once in the other format, so the denial can say what is there.
-      const elsewhere = await this.#elsewhere(policy.compiled, check, target, discover, call);
-      if (elsewhere.size === 0) return check;
-      return verifyPolicy(
-        policy.compiled,
-        target.digest,
-        artifactsFor,
-        inputs,
-        (a) => elsewhere.get(a),
-        call.signal,
-      );
+        unreadable: (error: unknown) => this.#unreadable(error, options, started),
+      };
+      return verifyIndexed(policy.compiled, {
+        digest: target.digest,
+        manifest: () => reads.manifest(call),
+        verifyAt: (digest) => verifyAtDigest(policy.compiled, { ...target, digest }, digestReads),
+        unreadable: (error) => this.#registryFailure('cannot read the image index', error, options, started),
+      });
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
     if (!cacheable(policy.compiled)) return compute(own);
@@ -255,54 +234,34 @@ export class ImageVerifier {
       );
   }
 
-  /**
-   * For each signer authority that found nothing, how many artifacts the image has in the format
-   * it does not read. Only on the way to a denial; a registry failure here just means no hint.
-   */
-  async #elsewhere(
-    compiled: CompiledAuthorities,
-    check: PolicyCheck,
-    target: DigestRef,
-    discover: ImageReads['discover'],
-    call: RegistryCall,
-  ): Promise<Map<CompiledAuthority, OtherFormat>> {
-    const empty = new Set(
-      check.authorities.flatMap((a) =>
-        !a.passed && a.failure.code === 'NO_SIGNATURES' ? [a.authority] : [],
-      ),
-    );
-    const hints = new Map<CompiledAuthority, OtherFormat>();
-    await Promise.all(
-      compiled.authorities.map(async (authority) => {
-        if (authority.type === 'static' || !empty.has(authority.name)) return;
-        const other = inOtherFormat(authority);
-        try {
-          const lists = await Promise.all(discoveryRequests(other, target).map((r) => discover(r, call)));
-          const count = consideredCount(other, lists.flat());
-          if (count > 0) hints.set(authority, { format: other.signatureFormat, count });
-        } catch {
-          // no hint, the denial stays as it was
-        }
-      }),
-    );
-    return hints;
-  }
-
   /** Why an authority fails at admission when the registry could not be asked for its artifacts. */
   #unreadable(error: unknown, options: VerifyOptions, started: number): SignatureCheckError {
-    if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
-    const failure = infrastructure('cannot read signatures from the registry', error, options, started);
+    const failure = this.#registryFailure(
+      'cannot read signatures from the registry',
+      error,
+      options,
+      started,
+    );
     return new SignatureCheckError('REGISTRY_UNAVAILABLE', failure.reason, { cause: failure.cause });
+  }
+
+  /** A registry read that failed, as an infrastructure failure; a registry's error is counted. */
+  #registryFailure(
+    reason: string,
+    error: unknown,
+    options: VerifyOptions,
+    started: number,
+  ): VerificationFailure {
+    if (error instanceof RegistryError) this.#options.onRegistryError?.(error);
+    return infrastructure(reason, error, options, started);
   }
 }
 
 /** What one image's verification reads from the registry, shared by its policies. */
 interface ImageReads {
-  readonly discover: (
-    request: DiscoveryRequest,
-    call: RegistryCall,
-  ) => Promise<readonly DiscoveredArtifact[]>;
+  readonly discovery: () => ArtifactDiscovery;
   readonly configFiles: (call: RegistryCall) => Promise<Record<string, unknown>>;
+  readonly manifest: (call: RegistryCall) => Promise<Manifest>;
 }
 
 /** A spec-level policy that reads the admitted object gives per-object results: never shared. */

@@ -2,7 +2,7 @@
 // keep in the cluster. The verifier asks it when its own in-memory cache has no pass (a restarted
 // or a second replica), and tells it each pass it verified against the registry, so that one
 // verification per digest and policy serves the whole cluster for the cache's lifetime.
-import type { DigestRef } from './artifacts.js';
+import type { DigestRef } from '@signet/registry';
 import type { PolicyToVerify } from './image-verifier.js';
 import type { PolicyCheck } from './policy/verify-policy.js';
 

@@ -7,16 +7,15 @@ import { rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { parseReference } from '@signet/core';
+import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { type ImageVerification, ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { dispatchFetch } from '../src/net/request.js';
 import type { PassRecords, RecordedPass } from '../src/pass-records.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
-import { RegistryClient } from '../src/registry/client.js';
-import { ensureTestTools, loadTestbed, type Testbed } from './registry/helpers/testbed.js';
 import { clusterImagePolicy } from './support/policies.js';
+import { ensureTestTools, loadTestbed, type Testbed } from './support/registry-helpers.js';
 
 const SETUP_TIMEOUT = 30 * 60_000;
 
@@ -169,15 +168,17 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
       expect(only(await verify(verifier, image.ref, [bundlePolicy])), where.host).toMatchObject({
         passed: true,
       });
-      // the same image has no legacy signature
-      const legacy = await policy('legacy', [{ key: { data: publicKey } }]);
+      // the same image has no legacy signature; an authority without signatureFormat reads both
+      const legacy = await policy('legacy', [{ key: { data: publicKey }, signatureFormat: 'legacy' }]);
       expect(only(await verify(verifier, image.ref, [legacy])).passed, where.host).toBe(false);
+      const either = await policy('either', [{ key: { data: publicKey } }]);
+      expect(only(await verify(verifier, image.ref, [either])).passed, where.host).toBe(true);
     }
   });
 
   it('says what the image has in the other format when an authority finds nothing (issue 9, item 11)', async () => {
     const verifier = new ImageVerifier({ registry });
-    const legacyPolicy = await policy('legacy', [{ key: { data: publicKey } }]);
+    const legacyPolicy = await policy('legacy', [{ key: { data: publicKey }, signatureFormat: 'legacy' }]);
     const bundlePolicy = await policy('bundles', [{ key: { data: publicKey }, signatureFormat: 'bundle' }]);
     const bundled = await push(oci, 'team/only-bundles');
     await cosign.signBundleKeyed(bundled.ref, key);
@@ -186,7 +187,7 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
       failure: {
         kind: 'policy',
         reason:
-          'no signature found in the legacy .sig/.att tags; the image has 1 Sigstore bundle (what cosign 3 writes by default), which count only with signatureFormat: bundle',
+          'no signature found in the legacy .sig/.att tags (signatureFormat: legacy); the image has 1 Sigstore bundle (what cosign 3 writes by default), which this authority does not read',
       },
     });
     const legacy = await push(oci, 'team/only-legacy');

@@ -2,16 +2,14 @@
 // spec-level policies that read the admitted object (never cached), cancellation and
 // non-registry errors. The registry is an in-memory one behind a loopback HTTP server.
 import { parseReference } from '@signet/core';
+import type { RegistryError } from '@signet/registry';
+import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { dispatchFetch } from '../src/net/request.js';
 import { compileAuthorities } from '../src/policy/compile.js';
-import { RegistryClient } from '../src/registry/client.js';
-import type { RegistryError } from '../src/registry/errors.js';
-import { MemoryRegistry } from './registry/helpers/memory-registry.js';
-import { startServer, type TestServer } from './registry/helpers/server.js';
 import { clusterImagePolicy } from './support/policies.js';
+import { MemoryRegistry, startServer, type TestServer } from './support/registry-helpers.js';
 
 let server: TestServer;
 const memory = new MemoryRegistry();
@@ -27,6 +25,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
+
+const KEY =
+  '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEP/fX8ry2kIoyEAjBR0YvqhrvYxq1\nt42I0z+wQCrpmHAX4qEBkgWEl0KK8qWZ6//hyicnu33nPyN6QWZ+80WP0A==\n-----END PUBLIC KEY-----\n';
 
 async function compiled(
   name: string,
@@ -109,6 +110,92 @@ describe('ImageVerifier', () => {
     const result = await run(verifier, [key]);
     expect(result.checks[0]).toMatchObject({ passed: false, failure: { kind: 'infrastructure' } });
     expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it('keeps a denial as it was when the other formats cannot be read for its hint', async () => {
+    // The .sig tag answers (nothing there); the referrers, where a bundle would be, do not.
+    const verifier = new ImageVerifier({
+      registry: new RegistryClient({
+        insecureHosts: [host],
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        fetch: (url, init) => {
+          if (!url.pathname.endsWith('.sig')) throw new TypeError('socket exploded');
+          return dispatchFetch(url, init);
+        },
+      }),
+    });
+    const key = await compiled('hintless', [
+      {
+        key: {
+          data: '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEP/fX8ry2kIoyEAjBR0YvqhrvYxq1\nt42I0z+wQCrpmHAX4qEBkgWEl0KK8qWZ6//hyicnu33nPyN6QWZ+80WP0A==\n-----END PUBLIC KEY-----\n',
+        },
+        signatureFormat: 'legacy',
+      },
+    ]);
+    expect((await run(verifier, [key])).checks[0]).toMatchObject({
+      passed: false,
+      failure: { kind: 'policy', reason: 'no signature found' },
+    });
+  });
+
+  it('reads each authority its own formats in turn, and hints only to the one that reads fewer', async () => {
+    // A bundle referrer announced as a signature, whose bundle is junk: counted, never verified.
+    const bundled = memory.pushImage('team/bundled', 'v1');
+    const BUNDLE = 'application/vnd.dev.sigstore.bundle.v0.3+json';
+    memory.pushManifest('team/bundled', {
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      artifactType: BUNDLE,
+      config: {
+        mediaType: 'application/vnd.oci.empty.v1+json',
+        digest: memory.pushBlob('team/bundled', '{}').digest,
+        size: 2,
+      },
+      layers: [memory.pushBlob('team/bundled', '{"junk":true}', BUNDLE)],
+      subject: { mediaType: bundled.mediaType, digest: bundled.digest, size: bundled.size },
+      annotations: { 'dev.sigstore.bundle.predicateType': 'https://sigstore.dev/cosign/sign/v1' },
+    });
+    const key = { data: KEY };
+    const policy = await compiled('mixed', [
+      { name: 'legacy-only', key, signatureFormat: 'legacy' },
+      { name: 'either', key },
+      { name: 'frozen', static: { action: 'fail' } },
+    ]);
+    const ref = `${host}/team/bundled@${bundled.digest}`;
+    const result = await new ImageVerifier({
+      registry: new RegistryClient({ insecureHosts: [host] }),
+    }).verifyImage(
+      { path: 'spec.containers[0].image', image: ref, reference: parseReference(ref), policies: [policy] },
+      { signal: new AbortController().signal, deadline: Date.now() + 5000 },
+    );
+    const reasons = Object.fromEntries(
+      (result.checks[0]?.authorities ?? []).map((a) => [a.authority, a.passed ? 'passed' : a.failure.reason]),
+    );
+    expect(reasons).toEqual({
+      'legacy-only':
+        'no signature found in the legacy .sig/.att tags (signatureFormat: legacy); the image has 1 Sigstore bundle (what cosign 3 writes by default), which this authority does not read',
+      either: 'no valid signature: 1 found, 0 verified',
+      frozen: 'disallowed by static policy',
+    });
+  });
+
+  it('fails an authority whose formats could not be read as infrastructure, beside the others', async () => {
+    const broken = new RegistryClient({
+      insecureHosts: [host],
+      retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      fetch: () => {
+        throw new TypeError('socket exploded');
+      },
+    });
+    const policy = await compiled('broken', [
+      { name: 'frozen', static: { action: 'fail' } },
+      { name: 'key', key: { data: KEY } },
+    ]);
+    const check = (await run(new ImageVerifier({ registry: broken }), [policy])).checks[0];
+    const reasons = Object.fromEntries(
+      (check?.authorities ?? []).map((a) => [a.authority, a.passed ? 'passed' : a.failure.kind]),
+    );
+    expect(reasons).toEqual({ frozen: 'policy', key: 'infrastructure' });
   });
 
   it('reads the config files once for the policies that fetch them, and fails as infrastructure when it cannot', async () => {

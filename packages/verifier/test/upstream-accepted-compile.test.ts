@@ -23,8 +23,8 @@ import { parseAllDocuments } from 'yaml';
 import { type CompileContext, compileAuthorities } from '../src/policy/compile.js';
 import { compileTrustRoot, trustRootResolver } from '../src/trust/compile.js';
 import type { CompiledTrustRoot } from '../src/trust/trusted-root.js';
-import { loadTestbed, type Testbed } from './registry/helpers/testbed.js';
 import { ecKeyPair, type Infra, makeInfra, publicPem } from './support/fixtures.js';
+import { loadTestbed, type Testbed } from './support/registry-helpers.js';
 
 const DIRECTORIES = [
   'test/testdata/policy-controller/valid',

@@ -13,7 +13,7 @@ import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { compilePolicyProgram } from '../src/policy/programs.js';
-import { loadTestbed } from './registry/helpers/testbed.js';
+import { loadTestbed } from './support/registry-helpers.js';
 
 const DIRECTORIES = [
   'test/testdata/policy-controller/valid',

@@ -18,15 +18,15 @@ import {
   parsePolicyControllerConfig,
 } from '@signet/k8s-types';
 import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines';
+import { RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import { remotePolicyFetcher } from '../src/policy/remote-policy.js';
 import type { PolicyCheck, SpecPolicyInputs } from '../src/policy/verify-policy.js';
-import { RegistryClient } from '../src/registry/client.js';
-import { ensureTestTools, loadTestbed, type Testbed } from './registry/helpers/testbed.js';
 import { listenInRange } from './support/ports.js';
+import { ensureTestTools, loadTestbed, type Testbed } from './support/registry-helpers.js';
 
 const SETUP_TIMEOUT = 30 * 60_000;
 

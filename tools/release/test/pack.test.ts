@@ -1,8 +1,9 @@
 // Item: what each public package ships. `npm pack --dry-run` lists a tarball's files; the list is
 // printed (one line per directory) and checked: the build and its sources, README, LICENSE and
 // CHANGELOG, nothing else (no tests, fixtures, benchmarks, configs), no compiled file without its
-// source, no source map naming a file that is not shipped, and a manifest ready for a public
-// registry. The release test checks that what pnpm publishes is this same list.
+// source, no source map naming a file that is not shipped, WebAssembly only in a language's engine
+// package (ADR 26), and a manifest ready for a public registry. The release test checks that what
+// pnpm publishes is this same list.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '@signet/testbed';
@@ -65,6 +66,13 @@ describe.each(packages.map((pkg) => [pkg.manifest.name, pkg] as const))('%s', (n
     }
     expect(await readFile(join(pkg.dir, 'LICENSE'), 'utf8')).toBe(
       await readFile(join(root, 'LICENSE'), 'utf8'),
+    );
+  });
+
+  it('carries WebAssembly only as a language engine package: its own engine and manifest', () => {
+    const language = /^@signet\/policy-engine-([a-z]+)$/.exec(name)?.[1];
+    expect([...paths].filter((path) => path.startsWith('engines/')).sort()).toEqual(
+      language === undefined ? [] : ['engines/manifest.json', `engines/${language}.wasm`].sort(),
     );
   });
 

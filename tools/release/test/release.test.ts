@@ -10,7 +10,10 @@
 //   CJS examples, output compared with the README's;
 // - pnpm (strict node_modules: a package using a dependency it does not declare fails) once, on
 //   Node 26: install, every example, and a typecheck of the examples with `skipLibCheck: false`
-//   by TypeScript 7 (the npm project on Node 22 typechecks them again with TypeScript 5.9).
+//   by TypeScript 7 (the npm project on Node 22 typechecks them again with TypeScript 5.9); the
+//   engines host finds the language packages there only through its optional peer dependencies;
+// - npm on Node 26 with `@signet/policy-engines` alone: no engine package is installed, and a CUE
+//   policy is refused with the package to install (ADR 26).
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -74,6 +77,9 @@ function invocations(file: string, fixtures: Fixtures): readonly Invocation[] {
       ];
     case 'verify-kms.ts':
       return [{ args: [fixtures.kmsSigned, 'hashivault://release', host], env: fixtures.vaultEnv }];
+    case 'inspect.ts':
+      // @signet/registry's: the signed image by its repository and tag (team/app:v1).
+      return [{ args: [host, 'team/app', 'v1', host] }];
     default:
       return [{ args: [] }];
   }
@@ -360,6 +366,36 @@ describe('release 0.1.0: pnpm version-packages, pnpm release, and fresh projects
       }
     }
     await timed('examples (pnpm, Node 26)', () => runExamples(consumer, packages));
+  });
+
+  it('npm installs @signet/policy-engines without an engine; a CUE policy then names the package it needs', async () => {
+    watch();
+    const node = await ensureNodeBinary(NODE_LTS_VERSIONS[26], { onProgress: log });
+    const host = packages.filter((p) => p.manifest.name === '@signet/policy-engines');
+    expect(host).toHaveLength(1);
+    const consumer = await timed('npm install of the engines host alone', () =>
+      createConsumer({
+        dir: join(group.runDir, 'consumer-npm-host-only'),
+        node,
+        packageManager: 'npm',
+        npmrc: npmRegistry.npmrc('@signet', { withToken: false }),
+        dependencies: { '@signet/policy-engines': RELEASE },
+      }),
+    );
+    // The engines are optional peers: npm installs neither (before ADR 26, 74 MB came with it).
+    expect((await readdir(join(consumer.dir, 'node_modules', '@signet'))).sort()).toEqual(['policy-engines']);
+    await consumer.write(
+      'cue.js',
+      `import { createPolicyEngines } from '@signet/policy-engines';
+const engines = createPolicyEngines();
+await engines.compile('cue', 'a: 1').catch((error) => console.log(error.code, error.message));
+await engines.close();
+`,
+    );
+    const { stdout } = await consumer.run('cue.js');
+    expect(stdout.trim()).toBe(
+      'ENGINE_NOT_INSTALLED a CUE policy needs @signet/policy-engine-cue; install it (npm install @signet/policy-engine-cue)',
+    );
   });
 
   describe.each(([20, 22, 24, 26] as const).map((major) => [major] as const))('npm on Node %s', (major) => {

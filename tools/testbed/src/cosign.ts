@@ -28,6 +28,13 @@ export interface AttestOptions {
   readonly format: SignatureFormat;
 }
 
+export interface SignOptions {
+  /** `cosign sign --recursive`: an image index and every manifest it lists. */
+  readonly recursive?: boolean;
+}
+
+const recursiveFlag = (options: SignOptions): string[] => (options.recursive ? ['--recursive'] : []);
+
 // Loopback test registries speak plain HTTP.
 const REGISTRY_FLAGS = ['--allow-http-registry', '--allow-insecure-registry'];
 
@@ -125,14 +132,27 @@ export class Cosign {
     return { privateKey: `${prefix}.key`, publicKey: `${prefix}.pub`, password };
   }
 
-  /** Keyed signature in the legacy format: the `sha256-<hex>.sig` tag, simplesigning payload. */
-  async signLegacyKeyed(imageDigestRef: string, key: CosignKeyPair): Promise<void> {
-    await this.run(['sign', ...(await this.#signingFlags(key, 'legacy')), imageDigestRef], key.password);
+  /**
+   * Keyed signature in the legacy format: the `sha256-<hex>.sig` tag, simplesigning payload. With
+   * `recursive`, an image index and each manifest it lists are signed (`--recursive`).
+   */
+  async signLegacyKeyed(
+    imageDigestRef: string,
+    key: CosignKeyPair,
+    options: SignOptions = {},
+  ): Promise<void> {
+    const flags = [...(await this.#signingFlags(key, 'legacy')), ...recursiveFlag(options)];
+    await this.run(['sign', ...flags, imageDigestRef], key.password);
   }
 
-  /** Keyed signature as a Sigstore bundle attached as an OCI referrer (or the fallback tag). */
-  async signBundleKeyed(imageDigestRef: string, key: CosignKeyPair): Promise<void> {
-    await this.run(['sign', ...(await this.#signingFlags(key, 'bundle')), imageDigestRef], key.password);
+  /** Keyed signature as a Sigstore bundle attached as an OCI referrer (or the fallback tag); `recursive` as above. */
+  async signBundleKeyed(
+    imageDigestRef: string,
+    key: CosignKeyPair,
+    options: SignOptions = {},
+  ): Promise<void> {
+    const flags = [...(await this.#signingFlags(key, 'bundle')), ...recursiveFlag(options)];
+    await this.run(['sign', ...flags, imageDigestRef], key.password);
   }
 
   /**
@@ -216,8 +236,14 @@ export class Cosign {
    * Keyless signature through a private Sigstore (see `startPrivateSigstore`): a certificate from its
    * Fulcio for `signer.identityToken`, an RFC 3161 timestamp from its TSA, no transparency log.
    */
-  async signKeyless(imageDigestRef: string, signer: KeylessSigner, format: SignatureFormat): Promise<void> {
-    await this.run(['sign', ...keylessFlags(signer, format), ...REGISTRY_FLAGS, imageDigestRef]);
+  async signKeyless(
+    imageDigestRef: string,
+    signer: KeylessSigner,
+    format: SignatureFormat,
+    options: SignOptions = {},
+  ): Promise<void> {
+    const flags = [...keylessFlags(signer, format), ...recursiveFlag(options), ...REGISTRY_FLAGS];
+    await this.run(['sign', ...flags, imageDigestRef]);
   }
 
   /** Keyless in-toto attestation of `options.predicatePath`, as `signKeyless` signs. */

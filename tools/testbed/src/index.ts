@@ -7,6 +7,7 @@ export {
   createCosign,
   type KeylessSigner,
   type SignatureFormat,
+  type SignOptions,
 } from './cosign.js';
 export {
   type DockerEngine,
@@ -27,6 +28,7 @@ export {
   type ToolSpec,
 } from './go-build.js';
 export { writeHtpasswd } from './htpasswd.js';
+export { type IndexPushOptions, type PushedIndex, pushImageIndex } from './image-index.js';
 export {
   buildComponentImage,
   type ComponentImage,

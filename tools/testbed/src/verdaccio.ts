@@ -44,7 +44,7 @@ export interface StartNpmRegistryOptions {
   readonly readyTimeoutMs?: number;
 }
 
-/** The largest package body it accepts: `@signet/policy-engines` carries about 15 MB gzipped. */
+/** The largest package body it accepts: `@signet/policy-engine-rego` is about 9 MB gzipped. */
 const MAX_BODY = '200mb';
 const USER = 'signet-release';
 

@@ -3,6 +3,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cosign, type CosignKeyPair, createCosign } from '../src/cosign.ts';
+import { pushImageIndex } from '../src/image-index.ts';
 import { createRunDir, ProcessGroup } from '../src/process.ts';
 import { pushRandomImage, type Registry, startRegistry } from '../src/registry.ts';
 import { ensureTools } from '../src/tools.ts';
@@ -184,6 +185,23 @@ describe('registries, crane and cosign', () => {
     expect(referrer?.subject?.digest).toBe(digest);
 
     await expect(cosign.verify(ref, key.publicKey)).resolves.toBeDefined();
+  });
+
+  it('a two-platform image index, signed with --recursive: the index and each platform manifest', async () => {
+    const pushed = await pushImageIndex(plain, 'multi/app', 'v1', { crane, workDir: runDir });
+    const index = await manifest(plain, 'multi/app', pushed.digest);
+    expect(index?.mediaType).toBe(OCI_INDEX);
+    expect(index?.manifests?.map((m) => [m.digest, (m as { platform?: unknown }).platform])).toEqual(
+      pushed.platforms.map(({ platform, digest }) => {
+        const [os, architecture] = platform.split('/');
+        return [digest, { os, architecture }];
+      }),
+    );
+    await cosign.signLegacyKeyed(`${plain.host}/multi/app@${pushed.digest}`, key, { recursive: true });
+    for (const digest of [pushed.digest, ...pushed.platforms.map((p) => p.digest)]) {
+      const signatures = await manifest(plain, 'multi/app', `${fallbackTag(digest)}.sig`);
+      expect(signatures?.layers?.[0]?.mediaType, digest).toBe(SIMPLESIGNING);
+    }
   });
 
   it('attestations: a bundle referrer carrying the predicate type, and the legacy .att tag', async () => {

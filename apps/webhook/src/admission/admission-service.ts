@@ -1,6 +1,8 @@
 import {
   type AdmissionDecision,
+  checkedVerdict,
   decideAdmission,
+  type Exemption,
   type ImageCheck,
   type ImageVerdict,
   matchSubjectOf,
@@ -11,14 +13,15 @@ import {
   validatingResponse,
 } from '@signet/core';
 import type { AdmissionRequest } from '@signet/k8s-types';
-import type { CredentialSource, ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
+import type { CredentialSource } from '@signet/registry';
+import type { ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
 import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/review.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';
-import { admissionCredentials, type PullSecretLookup } from './credentials.js';
 import { type GraceRecords, withGrace } from './grace.js';
 import { ConcurrencyLimit } from './limit.js';
+import { admissionCredentials, type PullSecretLookup } from './pull-secret-keychain.js';
 
 export interface AdmissionServiceOptions {
   readonly store: PolicyStore;
@@ -39,12 +42,25 @@ export interface AdmissionServiceOptions {
   readonly maxQueuedVerifications?: number;
   /** Told why a tag could not be pinned (`signet verify` says it; the server logs it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
+  /** Milliseconds since the epoch: which ImagePolicyExceptions are valid, how old a record is (default `Date.now`). */
+  readonly now?: () => number;
+  /**
+   * Told the exceptions an admitted request used (never for a dry run, which the background audit's
+   * and `signet verify`'s requests are): the server records Events.
+   */
+  readonly onExceptionUses?: (request: AdmissionRequest, uses: readonly ExceptionUse[]) => void;
   /**
    * Verification records that may admit an image verification could not check now
    * (stale-if-error); none: every infrastructure failure denies in enforce mode.
    */
   readonly grace?: GraceRecords;
-  readonly now?: () => number;
+}
+
+/** One policy an ImagePolicyException took off one image of a request. */
+export interface ExceptionUse {
+  readonly image: string;
+  readonly path: string;
+  readonly exemption: Exemption;
 }
 
 const NOT_READY: ReviewOutcome = {
@@ -84,8 +100,9 @@ export class AdmissionService {
   readonly #plan: PlanOptions;
   readonly #limit: ConcurrencyLimit;
   readonly #onUnresolvedTag: ((image: string, error: unknown) => void) | undefined;
-  readonly #grace: GraceRecords | undefined;
   readonly #now: () => number;
+  readonly #onExceptionUses: AdmissionServiceOptions['onExceptionUses'];
+  readonly #grace: GraceRecords | undefined;
   /** Decisions `quick` made and left to `review`, for as long as their request object lives. */
   readonly #decided = new WeakMap<AdmissionRequest, AdmissionDecision>();
 
@@ -99,8 +116,9 @@ export class AdmissionService {
     this.#credentials = options.credentials;
     this.#plan = { allowUnpinnedTags: options.allowUnpinnedTags === true };
     this.#onUnresolvedTag = options.onUnresolvedTag;
-    this.#grace = options.grace;
     this.#now = options.now ?? Date.now;
+    this.#onExceptionUses = options.onExceptionUses;
+    this.#grace = options.grace;
     this.#limit = new ConcurrencyLimit(
       options.maxConcurrentVerifications ?? 128,
       options.maxQueuedVerifications ?? 1024,
@@ -158,8 +176,9 @@ export class AdmissionService {
     endpoint: Endpoint,
   ): Checks {
     // Pinning tags is the mutating endpoint's job; refusing unpinned ones is the validating one's.
+    // Exceptions are valid or not as of this review: an expired one stops applying at once.
     const plan = endpoint === 'mutate' ? { allowUnpinnedTags: true } : this.#plan;
-    return snapshot.checksFor(decision, matchSubjectOf(request), plan);
+    return snapshot.checksFor(decision, matchSubjectOf(request), { ...plan, now: this.#now() });
   }
 
   async #validate({ request, decision, checks, credentials, context }: Pending): Promise<ReviewOutcome> {
@@ -168,7 +187,49 @@ export class AdmissionService {
         check.kind === 'settled' ? check.verdict : this.#verify(check, request, credentials, context),
       ),
     );
-    return this.#conclude(decision, results);
+    const outcome = this.#conclude(decision, results);
+    this.#recordExemptions(request, outcome);
+    return outcome;
+  }
+
+  /**
+   * Each policy an exception took off an image: logged with the exception's reason; when the
+   * request is a real write (not a dry run: the background audit's, `kubectl --dry-run=server`),
+   * counted, and told to `onExceptionUses` if the request was admitted.
+   */
+  #recordExemptions(request: AdmissionRequest, outcome: ReviewOutcome): void {
+    const { exceptionUses, namespaceLabel, exceptionLabel } = this.#metrics;
+    const real = request.dryRun !== true;
+    const uses: ExceptionUse[] = [];
+    for (const verdict of outcome.verdicts ?? []) {
+      for (const exemption of verdict.exemptions ?? []) {
+        const [namespace = '', name = ''] = exemption.exception.split('/');
+        if (real) {
+          exceptionUses.inc({
+            namespace: namespaceLabel.value(namespace),
+            exception: exceptionLabel.value(name),
+          });
+          uses.push({ image: verdict.image, path: verdict.path, exemption });
+        }
+        this.#logger[real ? 'info' : 'debug'](
+          {
+            uid: request.uid,
+            namespace: request.namespace,
+            object: request.name,
+            dryRun: request.dryRun === true,
+            image: verdict.image,
+            path: verdict.path,
+            policy: exemption.policy,
+            exception: exemption.exception,
+            expires: exemption.expires,
+            reason: exemption.reason,
+            decision: outcome.decision,
+          },
+          'policy not applied: exempted by an ImagePolicyException',
+        );
+      }
+    }
+    if (uses.length > 0 && outcome.decision !== 'denied') this.#onExceptionUses?.(request, uses);
   }
 
   /** The validating answer to a decision, given what its checks found. */
@@ -236,7 +297,7 @@ export class AdmissionService {
           path: check.target.path,
           image: check.target.image,
           reference: check.reference,
-          policies: check.policies.map((policy) => policy.verify),
+          policies: check.policies.map((policy) => policy.toVerify),
         },
         {
           ...callOptions(context, credentials),
@@ -252,8 +313,10 @@ export class AdmissionService {
       .catch((error: unknown) => unverified(check, error));
     const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
     stop({ result: failure ?? 'pass' });
+    // The verifier judged the policies; the plan's notes (exceptions used) go with its verdict.
+    const checked = { ...result, verdict: checkedVerdict(check, result.verdict.outcome) };
     // Stale-if-error: a record may stand in for what the registry could not answer now.
-    return this.#grace === undefined ? result : withGrace(result, check, this.#grace, request, this.#now());
+    return this.#grace === undefined ? checked : withGrace(checked, check, this.#grace, request, this.#now());
   }
 
   /** Pins planned image fields to the digests their tags point at now; the validating call verifies. */

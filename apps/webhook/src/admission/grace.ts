@@ -49,12 +49,15 @@ export function withGrace(
     policy: (name) => {
       const policy = policies.get(name);
       if (policy === undefined) return undefined;
-      return { fingerprint: policy.verify.revision, graceMs: policy.staleIfErrorMs ?? grace.defaultGraceMs };
+      return {
+        fingerprint: policy.toVerify.revision,
+        graceMs: policy.staleIfErrorMs ?? grace.defaultGraceMs,
+      };
     },
     record: (name) => {
       const policy = policies.get(name);
       if (policy === undefined || image === undefined) return undefined;
-      return grace.find(name, policy.verify.revision, image);
+      return grace.find(name, policy.toVerify.revision, image);
     },
     refused: (_policy, refusal) => {
       if (real) grace.refused(refusal);

@@ -1,5 +1,6 @@
 // `signet serve`'s background-scan flags, described once (help, README tables) and validated here.
 import type { FlagSpec, FlagValues } from '../cli/flags.js';
+import type { AuditServeConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 
@@ -38,24 +39,7 @@ export const AUDIT_SERVE_FLAGS: readonly FlagSpec[] = [
     default: 'signet-audit',
     description: "the Lease in Signet's namespace that lets one replica scan at a time",
   },
-  {
-    name: 'audit-identity',
-    type: 'string',
-    value: 'NAME',
-    default: '$POD_NAME, else hostname and pid',
-    description: 'this replica, as the Lease holder',
-  },
 ];
-
-export interface AuditServeConfig {
-  /** 0: no background scan. */
-  readonly intervalMs: number;
-  readonly allNamespaces: boolean;
-  readonly concurrency: number;
-  readonly maxResults: number;
-  readonly leaseName: string;
-  readonly identity: string | undefined;
-}
 
 function count(value: string | undefined, fallback: number, flag: string, max: number): number {
   if (value === undefined) return fallback;
@@ -65,7 +49,7 @@ function count(value: string | undefined, fallback: number, flag: string, max: n
   return n;
 }
 
-export function auditServeConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): AuditServeConfig {
+export function auditServeConfigFrom(flags: FlagValues): AuditServeConfig {
   const interval = flags['audit-interval'] as string | undefined;
   const intervalMs = interval === '0' ? 0 : parseGoDuration(interval ?? '1h');
   if (intervalMs === undefined)
@@ -75,13 +59,11 @@ export function auditServeConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv):
   const lease = (flags['audit-lease'] as string | undefined) ?? 'signet-audit';
   if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(lease))
     throw new UsageError(`--audit-lease must be a Kubernetes object name, got ${JSON.stringify(lease)}`);
-  const identity = (flags['audit-identity'] as string | undefined) ?? env.POD_NAME;
   return {
     intervalMs,
     allNamespaces: flags['audit-all-namespaces'] === true,
     concurrency: count(flags['audit-concurrency'] as string | undefined, 4, 'audit-concurrency', 64),
     maxResults: count(flags['audit-max-results'] as string | undefined, 500, 'audit-max-results', 5000),
     leaseName: lease,
-    identity,
   };
 }

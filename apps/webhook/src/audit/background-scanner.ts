@@ -1,10 +1,14 @@
 // The server's background audit: on a jittered schedule and when policies change, the replica
-// holding the scan Lease re-verifies what runs in opted-in namespaces (or, for preflight, in every
+// holding the scan Lease (a leader-only part: started when it takes the Lease, stopped when it
+// loses it) re-verifies what runs in opted-in namespaces (or, for preflight, in every
 // namespace Signet could intercept) through the admission pipeline, sharing its verification cache
 // and bounded by its own concurrency, then publishes PolicyReports, metrics and Events.
+
+import { exceptionState } from '@signet/core';
 import type { AdmissionService } from '../admission/admission-service.js';
-import type { LeaderLease } from '../kube/leader-lease.js';
+import type { Election, Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
+import { nextExceptionExpiry } from '../policy/namespaced-status.js';
 import type { PolicySnapshot, PolicyStore } from '../policy/policy-store.js';
 import type { AuditMetrics } from './audit-metrics.js';
 import { auditSubjectsWith, type ObjectAudit } from './auditor.js';
@@ -28,6 +32,8 @@ export interface ScanSettings {
   readonly signetNamespace: string;
   /** Wait after a policy change before scanning (changes come in bursts). */
   readonly debounceMs?: number;
+  /** The Lease that lets one replica scan at a time. */
+  readonly election: Election;
 }
 
 export interface BackgroundScannerParts {
@@ -36,79 +42,94 @@ export interface BackgroundScannerParts {
   readonly inventory: Pick<ClusterInventory, 'read'>;
   readonly publisher: ReportPublisher;
   readonly events: NonComplianceEvents;
-  readonly lease: Pick<LeaderLease, 'leading' | 'start' | 'stop'>;
   readonly metrics: AuditMetrics;
   readonly logger: Logger;
   readonly random?: () => number;
 }
 
-/** What makes the policies differ for verification: each policy's revision and the no-match policy. */
-function fingerprintOf(snapshot: PolicySnapshot): string {
-  const revisions = snapshot.set.policies.map((p) => p.verify.revision).sort();
-  return JSON.stringify([revisions, snapshot.config.noMatchPolicy]);
+/**
+ * What makes the policies differ for verification: each policy's revision (ImagePolicies too), the
+ * exceptions and whether each applies at `now` (one that expired changes what a scan finds), and
+ * the no-match policy.
+ */
+export function fingerprintOf(snapshot: PolicySnapshot, now = Date.now()): string {
+  const set = snapshot.policySet;
+  const revisions = [...set.policies, ...[...set.namespaced.values()].flat()]
+    .map((p) => p.toVerify.revision)
+    .sort();
+  const exceptions = [...set.exceptions.values()]
+    .flat()
+    .map((e) => [e.name, e.exception.spec, exceptionState(e, now, set.maxExceptionLifetimeMs)]);
+  return JSON.stringify([revisions, exceptions, snapshot.config.noMatchPolicy]);
 }
 
-export class BackgroundScanner {
+/** The longest a timer is set for (Node's timers hold at most about 24.8 days). */
+const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
+
+export class BackgroundScanner implements Part {
+  readonly name = 'background audit';
+  readonly leader: Election;
   readonly #parts: BackgroundScannerParts;
   readonly #settings: ScanSettings;
   readonly #random: () => number;
   #timer: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
+  /** At the next exception expiry: the reports still show what it exempted until a scan. */
+  #expiry: NodeJS.Timeout | undefined;
   /** Scans failed in a row: the next try waits 5 s, doubling up to 5 minutes. */
   #failures = 0;
   #debounce: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
-  #stopped = false;
+  /** This replica holds the scan Lease: between `start` and `stop`. */
+  #leading = false;
+  /** Aborts when the Lease is lost or Signet stops: a scan in progress ends unpublished. */
+  #term: AbortSignal | undefined;
   #scannedPolicies: string | undefined;
   /** Workloads failing at this replica's last scan; `undefined` until it has read the reports. */
   #failing: Set<string> | undefined;
-  readonly #abort = new AbortController();
 
   constructor(parts: BackgroundScannerParts, settings: ScanSettings) {
+    this.leader = settings.election;
     this.#parts = parts;
     this.#settings = settings;
     this.#random = parts.random ?? Math.random;
   }
 
-  start(): void {
-    this.#parts.lease.start();
+  /** The Lease was taken: this replica scans soon rather than an interval later, then on schedule. */
+  start(term: AbortSignal): void {
+    this.#leading = true;
+    this.#term = term;
+    this.#parts.metrics.leading.set(1);
+    this.#scannedPolicies = undefined;
     this.#schedule();
+    this.policiesChanged();
   }
 
+  /** The Lease was lost (or Signet stops): no more scans; the one in progress is abandoned. */
   async stop(): Promise<void> {
-    this.#stopped = true;
+    this.#leading = false;
+    this.#parts.metrics.leading.set(0);
+    this.#failing = undefined;
     clearTimeout(this.#timer);
     clearTimeout(this.#retry);
     clearTimeout(this.#debounce);
-    this.#abort.abort(new Error('Signet is stopping'));
+    clearTimeout(this.#expiry);
     await this.#running?.catch(() => undefined);
-    await this.#parts.lease.stop();
   }
 
   /** Call after each policy install: scans soon when what verification depends on changed. */
   policiesChanged(): void {
     const snapshot = this.#parts.store.current;
-    if (snapshot === undefined || fingerprintOf(snapshot) === this.#scannedPolicies) return;
+    if (!this.#leading || snapshot === undefined || fingerprintOf(snapshot) === this.#scannedPolicies) return;
     clearTimeout(this.#debounce);
     this.#debounce = setTimeout(() => this.trigger(), this.#settings.debounceMs ?? 2000);
     this.#debounce.unref();
   }
 
-  /** Called when the lease is won: the new leader scans soon rather than waiting an interval. */
-  leadershipChanged(leading: boolean): void {
-    this.#parts.metrics.leading.set(leading ? 1 : 0);
-    if (!leading) {
-      this.#failing = undefined;
-      return;
-    }
-    this.#scannedPolicies = undefined;
-    this.policiesChanged();
-  }
-
   /** Scans now (or right after the scan in progress). */
   trigger(): Promise<void> {
-    if (this.#stopped) return Promise.resolve();
+    if (!this.#leading) return Promise.resolve();
     if (this.#running) {
       this.#again = true;
       return this.#running;
@@ -120,7 +141,7 @@ export class BackgroundScanner {
   }
 
   #schedule(): void {
-    if (this.#stopped || this.#settings.intervalMs <= 0) return;
+    if (!this.#leading || this.#settings.intervalMs <= 0) return;
     // Up to 10% later, so replicas restarted together do not scan (and hit registries) in step.
     const delay = this.#settings.intervalMs * (1 + 0.1 * this.#random());
     clearTimeout(this.#timer);
@@ -134,20 +155,19 @@ export class BackgroundScanner {
     do {
       this.#again = false;
       await this.#scanOnce();
-    } while (this.#again && !this.#stopped);
+    } while (this.#again && this.#leading);
   }
 
   async #scanOnce(): Promise<void> {
-    const { lease, metrics, logger, store } = this.#parts;
+    const { metrics, logger, store } = this.#parts;
     const snapshot = store.current;
-    if (!lease.leading || snapshot === undefined) return;
+    if (!this.#leading || snapshot === undefined) return;
     const started = Date.now();
-    const fingerprint = fingerprintOf(snapshot);
+    const fingerprint = fingerprintOf(snapshot, started);
     try {
       const audits = await this.#audit();
-      if (!lease.leading) {
-        metrics.scans.inc({ outcome: 'abandoned' });
-        logger.warn('scan Lease lost during the scan; not publishing it');
+      if (!this.#leading) {
+        this.#abandoned();
         return;
       }
       const published = await this.#publish(audits.namespaces, audits.objects);
@@ -156,6 +176,7 @@ export class BackgroundScanner {
       metrics.scans.inc({ outcome: 'completed' });
       this.#scannedPolicies = fingerprint;
       this.#failures = 0;
+      this.#scanAtNextExpiry(snapshot, started);
       logger.info(
         {
           namespaces: audits.namespaces.length,
@@ -169,18 +190,38 @@ export class BackgroundScanner {
         'audit scan finished',
       );
     } catch (error) {
+      if (!this.#leading) {
+        this.#abandoned();
+        return;
+      }
       metrics.scans.inc({ outcome: 'failed' });
       // An API server that is starting or a CRD just created (429), a timeout: try again soon,
       // backing off, rather than an interval later.
       const retryMs = Math.min(5000 * 2 ** this.#failures, 5 * 60_000);
       this.#failures++;
       logger.error({ err: error, retryMs }, 'audit scan failed');
-      if (!this.#stopped) {
-        clearTimeout(this.#retry);
-        this.#retry = setTimeout(() => void this.trigger(), retryMs);
-        this.#retry.unref();
-      }
+      clearTimeout(this.#retry);
+      this.#retry = setTimeout(() => void this.trigger(), retryMs);
+      this.#retry.unref();
     }
+  }
+
+  /** After a scan that began at `scanned`: a scan again when an exception active then expires. */
+  #scanAtNextExpiry(snapshot: PolicySnapshot, scanned: number): void {
+    clearTimeout(this.#expiry);
+    const next = nextExceptionExpiry(snapshot, scanned);
+    if (next === undefined) return;
+    const delay = Math.max(0, Math.min(next - Date.now() + 100, MAX_TIMER_MS));
+    this.#expiry = setTimeout(() => this.policiesChanged(), delay);
+    this.#expiry.unref();
+  }
+
+  #abandoned(): void {
+    this.#parts.metrics.scans.inc({ outcome: 'abandoned' });
+    this.#parts.logger.warn(
+      { reason: (this.#term?.reason as Error | undefined)?.message },
+      'scan Lease lost during the scan; not publishing it',
+    );
   }
 
   async #audit() {
@@ -195,7 +236,7 @@ export class BackgroundScanner {
       service,
       concurrency: settings.concurrency,
       timeoutMs: settings.timeoutMs,
-      signal: this.#abort.signal,
+      ...(this.#term ? { signal: this.#term } : {}),
     });
     return { namespaces, objects: audited };
   }

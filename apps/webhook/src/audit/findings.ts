@@ -28,7 +28,10 @@ export interface AuditFinding {
   /** The image as the spec names it, when it differs from `image` (a tag that has moved). */
   readonly specImage?: string;
   readonly digest?: string;
-  /** The ClusterImagePolicy, or `''` when none applies (no-match policy, unreadable object). */
+  /**
+   * The ClusterImagePolicy (or `namespace/name` of an ImagePolicy), or `''` when none applies
+   * (no-match policy, unreadable object).
+   */
   readonly policy: string;
   readonly result: AuditResult;
   readonly reason: string;
@@ -54,6 +57,7 @@ export function findingsOf(
     };
     for (const finding of verdictFindings(verdict, pinned[verdict.path] !== undefined))
       findings.push({ ...base, ...finding });
+    for (const finding of noteFindings(verdict)) findings.push({ ...base, ...finding });
   }
   const message = validated.response.status?.message;
   const denied = !validated.response.allowed;
@@ -66,6 +70,22 @@ export function findingsOf(
 }
 
 type Judged = Pick<AuditFinding, 'policy' | 'result' | 'reason'>;
+
+/** What the plan noted beside the policies: exceptions used, and no ClusterImagePolicy matching. */
+function noteFindings(verdict: ImageVerdict): Judged[] {
+  const findings: Judged[] = (verdict.exemptions ?? []).map((e) => ({
+    policy: e.policy,
+    result: 'warn',
+    reason: `exempted by ImagePolicyException ${e.exception} until ${e.expires}: ${e.reason}`,
+  }));
+  if (verdict.noClusterPolicy === 'warn')
+    findings.push({
+      policy: '',
+      result: 'warn',
+      reason: 'no ClusterImagePolicy matches (no-match-policy: warn)',
+    });
+  return findings;
+}
 
 function verdictFindings(verdict: ImageVerdict, wasPinned: boolean): Judged[] {
   const outcome = verdict.outcome;
@@ -94,6 +114,9 @@ function verdictFindings(verdict: ImageVerdict, wasPinned: boolean): Judged[] {
     }
     case 'invalid-reference':
       return [{ policy: '', result: 'fail', reason: outcome.error.message }];
+    case 'exempted':
+      // Every policy was exempted: the exemptions are the findings.
+      return [];
     case 'unpinned':
       // The mutating endpoint could not resolve the tag (registry down, tag gone): unknown, not
       // non-compliant. A tag it did pin is never judged unpinned.

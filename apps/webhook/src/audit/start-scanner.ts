@@ -1,12 +1,12 @@
 // Builds the background scanner from a cluster connection and the running admission parts; loaded
-// only when Signet reads a cluster and scanning is on.
-import { hostname } from 'node:os';
+// only when Signet reads a cluster and scanning is on. The scanner is a leader-only part: the
+// process's leader elector runs it while this replica holds the scan Lease.
+import type { AdmissionService } from '../admission/admission-service.js';
+import type { AuditServeConfig } from '../config.js';
 import type { KubeApi } from '../kube/kube-api.js';
-import { LeaderLease } from '../kube/leader-lease.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
-import type { Admission } from '../signet.js';
-import type { AuditServeConfig } from './audit-flags.js';
+import type { PolicyStore } from '../policy/policy-store.js';
 import { AuditMetrics } from './audit-metrics.js';
 import { BackgroundScanner } from './background-scanner.js';
 import { ClusterInventory } from './cluster-inventory.js';
@@ -15,7 +15,8 @@ import { ReportPublisher } from './report-publisher.js';
 
 export interface ScannerSetup {
   readonly api: KubeApi;
-  readonly admission: Admission;
+  readonly store: PolicyStore;
+  readonly service: Pick<AdmissionService, 'review'>;
   readonly logger: Logger;
   readonly metrics: SignetMetrics;
   readonly config: AuditServeConfig;
@@ -24,27 +25,15 @@ export interface ScannerSetup {
 }
 
 export function createBackgroundScanner(setup: ScannerSetup): BackgroundScanner {
-  const { api, admission, config, namespace } = setup;
+  const { api, config, namespace } = setup;
   const logger = setup.logger.child({ component: 'audit' });
-  let scanner: BackgroundScanner | undefined;
-  // The same Lease protocol as policy status (ADR 0011), its own Lease, held 30 s.
-  const lease = new LeaderLease({
-    api,
-    namespace,
-    name: config.leaseName,
-    identity: config.identity ?? `${hostname()}-${process.pid}`,
-    logger,
-    durationMs: 30_000,
-    onChange: (leading) => scanner?.leadershipChanged(leading),
-  });
-  scanner = new BackgroundScanner(
+  return new BackgroundScanner(
     {
-      store: admission.store,
-      service: admission.service,
+      store: setup.store,
+      service: setup.service,
       inventory: new ClusterInventory(api),
       publisher: new ReportPublisher(api, logger),
       events: new NonComplianceEvents(api, logger),
-      lease,
       metrics: new AuditMetrics(setup.metrics.registry),
       logger,
     },
@@ -55,7 +44,8 @@ export function createBackgroundScanner(setup: ScannerSetup): BackgroundScanner 
       timeoutMs: 30_000,
       limits: { maxResults: config.maxResults },
       signetNamespace: namespace,
+      // The same Lease protocol as policy status (ADR 0011), its own Lease, held 30 s.
+      election: { lease: config.leaseName, durationMs: 30_000 },
     },
   );
-  return scanner;
 }

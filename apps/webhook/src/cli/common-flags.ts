@@ -1,5 +1,7 @@
 // Flags several commands share, described once so they read and behave the same everywhere.
+import { SIGNATURE_FORMATS } from '@signet/verifier';
 import { UsageError } from '../errors.js';
+import { parseGoDuration } from '../http/duration.js';
 import type { FlagSpec } from './flags.js';
 
 export function policyFileFlag(description: string): FlagSpec {
@@ -11,6 +13,52 @@ export function policyFileFlag(description: string): FlagSpec {
     value: 'FILE',
     description,
   };
+}
+
+export const EXCEPTION_MAX_LIFETIME_FLAG: FlagSpec = {
+  name: 'exception-max-lifetime',
+  type: 'string',
+  value: 'DURATION',
+  default: '720h',
+  description: 'longest an ImagePolicyException may live (1h to 8760h); a longer one applies to nothing',
+};
+
+const HOUR_MS = 3_600_000;
+
+/** `--exception-max-lifetime` in milliseconds (default 30 days), or a UsageError naming the flag. */
+export function exceptionMaxLifetimeMs(value: string | undefined): number {
+  const ms = parseGoDuration(value ?? '720h');
+  if (ms === undefined || ms < HOUR_MS || ms > 8760 * HOUR_MS) {
+    throw new UsageError(
+      `--exception-max-lifetime must be a duration from 1h to 8760h (365 days), got ${JSON.stringify(value)}`,
+    );
+  }
+  return ms;
+}
+
+export const SIGNATURE_FORMAT_DEFAULT_FLAG: FlagSpec = {
+  name: 'signature-format-default',
+  type: 'string',
+  value: 'FORMATS',
+  default: 'legacy,bundle',
+  description:
+    "what an authority without signatureFormat reads, in order: legacy,bundle (either counts), or legacy alone (policy-controller's behaviour)",
+};
+
+/**
+ * `--signature-format-default` as format names in reading order (default: the legacy tags, then
+ * the bundle referrers), or a UsageError naming the flag.
+ */
+export function signatureFormatDefault(value: string | undefined): string[] {
+  const registered = SIGNATURE_FORMATS.all.map((format) => format.name);
+  const names = (value ?? SIGNATURE_FORMATS.defaults.join(',')).split(',').map((name) => name.trim());
+  const unknown = names.find((name) => !registered.includes(name));
+  if (unknown !== undefined || new Set(names).size !== names.length) {
+    throw new UsageError(
+      `--signature-format-default must be signature formats separated by commas, each once (${registered.join(', ')}), got ${JSON.stringify(value)}`,
+    );
+  }
+  return names;
 }
 
 export const INSECURE_REGISTRY_FLAG: FlagSpec = {

@@ -2,12 +2,13 @@
 // tables as parsing and help, so a new flag completes as soon as it exists.
 import type { Writable } from 'node:stream';
 import { UsageError } from '../errors.js';
+import type { Command } from './command.js';
 import { type CommandSpec, type FlagSpec, flagsOf } from './flags.js';
 import { didYouMean } from './suggest.js';
 
 const SHELLS = ['bash', 'zsh'] as const;
 
-export const COMPLETION_COMMAND: CommandSpec = {
+export const COMPLETION_COMMAND: Command = {
   name: 'completion',
   summary:
     'signet completion: print the shell completion script (bash: `source <(signet completion bash)` in ~/.bashrc; zsh: `source <(signet completion zsh)` in ~/.zshrc).',
@@ -15,6 +16,7 @@ export const COMPLETION_COMMAND: CommandSpec = {
   positionals: true,
   actions: SHELLS,
   flags: [],
+  run: ({ positionals, commands, stdout }) => runCompletion(positionals, commands, stdout),
 };
 
 /** Values that name files or directories: completed as paths. */

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { Keychain } from '@signet/verifier';
+import { Keychain } from '@signet/registry';
 import { InputError } from '../errors.js';
 
 /**

@@ -2,21 +2,21 @@
 // or a manifest against policy YAML from a shell, `signet audit` judges what runs in a cluster,
 // `signet migrate check` finds what blocks a move from policy-controller.
 import type { Writable } from 'node:stream';
-import { AUDIT_COMMAND, runAudit } from '../commands/audit.js';
-import { MIGRATE_COMMAND, runMigrate } from '../commands/migrate.js';
-import { runServe } from '../commands/serve.js';
-import { SERVE_COMMAND, serveConfigFrom } from '../commands/serve-config.js';
-import { runVerify, VERIFY_COMMAND } from '../commands/verify.js';
+import { AUDIT_COMMAND } from '../commands/audit.js';
+import { MIGRATE_COMMAND } from '../commands/migrate.js';
+import { SERVE_COMMAND } from '../commands/serve-config.js';
+import { VERIFY_COMMAND } from '../commands/verify.js';
 import { NoClusterError, UsageError, userMessage } from '../errors.js';
 import { version } from '../version.js';
 import { noClusterHint } from './cluster-hint.js';
-import { COMPLETION_COMMAND, runCompletion } from './completion.js';
-import { type CommandSpec, type FlagValues, helpText, parseCommandLine } from './flags.js';
+import type { Command } from './command.js';
+import { COMPLETION_COMMAND } from './completion.js';
+import { type FlagValues, helpText, parseCommandLine } from './flags.js';
 import { didYouMean } from './suggest.js';
 
 export { version };
 
-export const COMMANDS: readonly CommandSpec[] = [
+export const COMMANDS: readonly Command[] = [
   SERVE_COMMAND,
   VERIFY_COMMAND,
   AUDIT_COMMAND,
@@ -59,15 +59,17 @@ export async function main(
   try {
     const parsed = parseCommandLine(command, rest, { commands: COMMANDS });
     values = parsed.values;
-    const { positionals } = parsed;
     for (const warning of parsed.warnings)
       streams.stderr.write(`signet ${command.name}: warning: ${warning}\n`);
     if (values.help) return print(helpText(command), 0);
-    if (command === SERVE_COMMAND) return await runServe(serveConfigFrom(values, process.env));
-    if (command === AUDIT_COMMAND) return await runAudit(values, streams.stdout, streams.stderr);
-    if (command === MIGRATE_COMMAND) return await runMigrate(positionals, values, streams.stdout);
-    if (command === COMPLETION_COMMAND) return runCompletion(positionals, COMMANDS, streams.stdout);
-    return await runVerify(positionals, values, streams.stdout, streams.stderr);
+    return await command.run({
+      positionals: parsed.positionals,
+      values,
+      stdout: streams.stdout,
+      stderr: streams.stderr,
+      env: process.env,
+      commands: COMMANDS,
+    });
   } catch (error) {
     const message = userMessage(error);
     if (message === undefined) throw error;

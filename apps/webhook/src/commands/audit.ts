@@ -4,17 +4,22 @@
 // Pod by the digests its runtime pulled.
 import type { Writable } from 'node:stream';
 import type { KubeObject } from '@signet/k8s-types';
+import { SIGNATURE_FORMATS, type SignatureFormats } from '@signet/verifier';
 import { stringify } from 'yaml';
+import { oneShotAdmission } from '../admission/assemble-admission.js';
 import { type AuditReport, auditReport, exitCodeOf, type NamespaceState } from '../audit/audit-report.js';
 import { auditTable } from '../audit/audit-table.js';
 import { auditSubjectsWith } from '../audit/auditor.js';
 import { readManifests, readStdin } from '../audit/manifests.js';
 import { ProgressLine, verificationCounts } from '../audit/progress.js';
 import { auditSubjects } from '../audit/subjects.js';
+import type { Command } from '../cli/command.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   CONTEXT_FLAG,
   DOCKER_CONFIG_FLAG,
+  EXCEPTION_MAX_LIFETIME_FLAG,
+  exceptionMaxLifetimeMs,
   filenameFlag,
   INSECURE_REGISTRY_FLAG,
   KMS_ENDPOINT_FLAG,
@@ -25,27 +30,27 @@ import {
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  SIGNATURE_FORMAT_DEFAULT_FLAG,
+  signatureFormatDefault,
   signetNamespaceFlag,
 } from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
-import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import type { FlagValues } from '../cli/flags.js';
+import type { RegistrySettings } from '../config.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { KubeApiError, statusOf } from '../kube/kube-errors.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
-import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
-import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
-import { mergePolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
-import { compileSnapshot } from '../policy/policy-store.js';
+import { readPolicyFiles } from '../policy/policy-file.js';
+import type { PolicyObjects } from '../policy/policy-objects.js';
 import { RECORDS_KEY_SECRET } from '../records/records-flags.js';
-import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
-import { assembleAdmission } from '../signet.js';
+import { registrySettingsFrom } from '../registry-settings.js';
 
 const OUTPUTS = ['table', 'json', 'yaml'] as const;
 
-export const AUDIT_COMMAND: CommandSpec = {
+export const AUDIT_COMMAND: Command = {
   name: 'audit',
   summary:
     'signet audit: judge every workload and running Pod as if its namespace were opted in (exit 0 nothing would be denied, 1 something fails policy, 3 something could not be checked, 2 bad input).',
@@ -85,6 +90,8 @@ export const AUDIT_COMMAND: CommandSpec = {
     CLOUD_CREDENTIALS_FLAG,
     KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
+    EXCEPTION_MAX_LIFETIME_FLAG,
+    SIGNATURE_FORMAT_DEFAULT_FLAG,
     {
       name: 'concurrency',
       type: 'string',
@@ -116,6 +123,7 @@ export const AUDIT_COMMAND: CommandSpec = {
     },
     { name: 'quiet', short: 'q', type: 'boolean', description: 'no progress lines on stderr' },
   ],
+  run: ({ values, stdout, stderr }) => runAudit(values, stdout, stderr),
 };
 
 interface AuditValues {
@@ -139,6 +147,8 @@ interface AuditValues {
   readonly 'stale-if-error'?: string;
   readonly 'verification-records-secret'?: string;
   readonly quiet?: boolean;
+  readonly 'exception-max-lifetime'?: string;
+  readonly 'signature-format-default'?: string;
 }
 
 interface AuditSettings {
@@ -148,6 +158,9 @@ interface AuditSettings {
   readonly signetNamespace: string;
   readonly manifests: readonly string[];
   readonly policyFiles: readonly string[];
+  readonly exceptionMaxLifetimeMs: number;
+  /** What an authority without `signatureFormat` reads (`--signature-format-default`). */
+  readonly formats: SignatureFormats;
   /** The webhook's grace period, for the drain risk (0: records never admit). */
   readonly staleIfErrorMs: number;
   readonly recordsSecret: string;
@@ -180,6 +193,8 @@ function settingsOf(values: AuditValues): AuditSettings {
     signetNamespace: values['signet-namespace'] ?? 'signet-system',
     manifests,
     policyFiles,
+    exceptionMaxLifetimeMs: exceptionMaxLifetimeMs(values['exception-max-lifetime']),
+    formats: SIGNATURE_FORMATS.withDefaults(signatureFormatDefault(values['signature-format-default'])),
   };
 }
 
@@ -214,29 +229,20 @@ async function auditWith(
   out: Writable,
   err: Writable,
 ): Promise<number> {
-  const note = (line: string) => err.write(`${line}\n`);
-  const { snapshot, problems } = await compileSnapshot(policies, {
-    namespace: settings.signetNamespace,
-    engines,
-    fetchRemotePolicy: remotePolicies(settings.registries),
-    // KMS keys are fetched once, with the SDKs' default credentials, as `signet verify` does.
-    kmsKeys: kmsKeyStore(settings.registries),
-    remoteRoots: remoteTrustRoots(settings.registries),
-  });
-  for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
-  if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
-  const { objects, namespaces } = await objectsToAudit(values, settings, kube);
-  const subjects = auditSubjects(objects, { namespace: 'default' });
-
   const metrics = new SignetMetrics({ defaultMetrics: false });
   const keychain = dockerCredentials(values['docker-config']);
   // The drain risk counts the records the webhook would: read once from the cluster, if allowed.
   const grace = kube ? await kube.graceRecords(settings) : undefined;
   if (grace !== undefined && 'unavailable' in grace)
-    note(`note: the NEXT POD column counts no verification records: ${grace.unavailable}`);
-  const admission = assembleAdmission({
+    err.write(`note: the NEXT POD column counts no verification records: ${grace.unavailable}\n`);
+  const admission = await oneShotAdmission(policies, {
     logger: createLogger({ level: 'silent' }),
     metrics,
+    namespace: settings.signetNamespace,
+    maxExceptionLifetimeMs: settings.exceptionMaxLifetimeMs,
+    formats: settings.formats,
+    engines,
+    onProblem: (problem) => err.write(`warning: ${problem.object}: ${problem.message}\n`),
     insecureRegistries: settings.registries.insecureRegistries,
     registries: settings.registries,
     resolveDigests: true,
@@ -244,7 +250,8 @@ async function auditWith(
     ...(keychain ? { credentials: keychain } : {}),
     ...(grace !== undefined && 'grace' in grace ? { records: { grace: grace.grace } } : {}),
   });
-  admission.store.install(admission.store.begin(), snapshot);
+  const { objects, namespaces } = await objectsToAudit(values, settings, kube);
+  const subjects = auditSubjects(objects, { namespace: 'default' });
   const progress = values.quiet ? undefined : new ProgressLine(err, () => verificationCounts(metrics));
   const audited = await auditSubjectsWith(subjects, {
     service: admission.service,
@@ -293,11 +300,7 @@ function format(report: AuditReport, output: string): string {
 async function policiesFromFiles(settings: AuditSettings): Promise<PolicyObjects> {
   if (settings.policyFiles.length === 0)
     throw new UsageError('auditing manifests needs --policy-file, or --kubeconfig to read the policies');
-  const loaded = mergePolicyObjects(
-    await Promise.all(settings.policyFiles.map((f) => loadPolicyFile(f, settings.signetNamespace))),
-  );
-  requireUsablePolicyFiles(loaded);
-  return loaded;
+  return readPolicyFiles(settings.policyFiles, settings.signetNamespace);
 }
 
 type Kube = Awaited<ReturnType<typeof loadKube>>;
@@ -314,7 +317,7 @@ async function loadKube(kubeconfig: string | undefined, context: string | undefi
     import('../kube/kube-api.js'),
     import('../audit/cluster-inventory.js'),
     import('../kube/cluster-source.js'),
-    import('../kube/pull-secrets.js'),
+    import('../kube/pull-secret-lookup.js'),
     import('../records/listed-records.js'),
   ]);
   const api = openKubeApi({ kubeconfig, context });

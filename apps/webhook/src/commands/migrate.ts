@@ -5,6 +5,7 @@
 import type { Writable } from 'node:stream';
 import { remotePolicyFetcher } from '@signet/verifier';
 import { parseAllDocuments, stringify } from 'yaml';
+import type { Command } from '../cli/command.js';
 import {
   CONTEXT_FLAG,
   kubeconfigFlag,
@@ -12,7 +13,7 @@ import {
   outputFormat,
   signetNamespaceFlag,
 } from '../cli/common-flags.js';
-import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import type { FlagValues } from '../cli/flags.js';
 import { didYouMean } from '../cli/suggest.js';
 import { InputError, UsageError } from '../errors.js';
 import { createLogger } from '../logger.js';
@@ -25,7 +26,7 @@ const OUTPUTS = ['text', 'json', 'yaml'] as const;
 /** The one action of `signet migrate`. */
 const ACTIONS = ['check'] as const;
 
-export const MIGRATE_COMMAND: CommandSpec = {
+export const MIGRATE_COMMAND: Command = {
   name: 'migrate',
   summary:
     'signet migrate check: find what blocks a lossless move from sigstore policy-controller in a live cluster (exit 0 nothing blocks, 1 something does, 2 bad input); reads only.',
@@ -58,6 +59,7 @@ export const MIGRATE_COMMAND: CommandSpec = {
     },
     outputFlag(OUTPUTS),
   ],
+  run: ({ positionals, values, stdout }) => runMigrate(positionals, values, stdout),
 };
 
 interface MigrateValues {

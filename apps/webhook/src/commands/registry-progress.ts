@@ -1,7 +1,7 @@
 // What `signet verify` says while a registry is slow: every few seconds, on stderr, which request
 // it is waiting for and for how long, instead of silence until the timeout.
-import type { FetchFunction } from '@signet/verifier';
-import { dispatchFetch } from '@signet/verifier';
+import type { FetchFunction } from '@signet/registry';
+import { dispatchFetch } from '@signet/registry';
 
 interface Pending {
   readonly what: string;

@@ -1,26 +1,29 @@
-import { AUDIT_SERVE_FLAGS, type AuditServeConfig, auditServeConfigFrom } from '../audit/audit-flags.js';
+import { AUDIT_SERVE_FLAGS, auditServeConfigFrom } from '../audit/audit-flags.js';
+import type { Command } from '../cli/command.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   CONTEXT_FLAG,
+  EXCEPTION_MAX_LIFETIME_FLAG,
+  exceptionMaxLifetimeMs,
   INSECURE_REGISTRY_FLAG,
   KMS_ENDPOINT_FLAG,
   kubeconfigFlag,
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  SIGNATURE_FORMAT_DEFAULT_FLAG,
+  signatureFormatDefault,
   signetNamespaceFlag,
 } from '../cli/common-flags.js';
-import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import type { FlagValues } from '../cli/flags.js';
+import type { ClientAuthConfig, ServeConfig, TlsConfig, TufConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
-import {
-  RECORDS_SERVE_FLAGS,
-  type RecordsServeConfig,
-  recordsServeConfigFrom,
-} from '../records/records-flags.js';
-import { type RegistrySettings, registrySettingsFrom } from '../registry-settings.js';
+import { RECORDS_SERVE_FLAGS, recordsServeConfigFrom } from '../records/records-flags.js';
+import { registrySettingsFrom } from '../registry-settings.js';
+import { runServe } from './serve.js';
 
-export const SERVE_COMMAND: CommandSpec = {
+export const SERVE_COMMAND: Command = {
   name: 'serve',
   summary: 'signet serve: run the admission webhook (HTTPS admission port, plain-HTTP operations port).',
   synopsis:
@@ -141,6 +144,8 @@ export const SERVE_COMMAND: CommandSpec = {
       default: '5m',
       description: 'how long a verification pass is reused (same policy revision and digest)',
     },
+    EXCEPTION_MAX_LIFETIME_FLAG,
+    SIGNATURE_FORMAT_DEFAULT_FLAG,
     {
       name: 'no-resolve-digests',
       type: 'boolean',
@@ -174,6 +179,15 @@ export const SERVE_COMMAND: CommandSpec = {
       value: 'DURATION',
       default: '10s',
       description: 'after the drain: time in-flight reviews get to finish',
+    },
+    {
+      name: 'leader-identity',
+      type: 'string',
+      value: 'NAME',
+      default: '$POD_NAME, else hostname and a random suffix',
+      deprecatedAliases: ['audit-identity'],
+      description:
+        "this replica as the holder of Signet's Leases (policy status, background scan); unique per replica",
     },
     ...AUDIT_SERVE_FLAGS,
     ...RECORDS_SERVE_FLAGS,
@@ -224,6 +238,7 @@ export const SERVE_COMMAND: CommandSpec = {
       description: 'how often --tuf-mirror and `remote` TrustRoots are refreshed (1m to 24h)',
     },
   ],
+  run: ({ values, env }) => runServe(serveConfigFrom(values, env)),
 };
 
 /** The flag values of `signet serve`, as `parseCommandLine` returns them for SERVE_COMMAND. */
@@ -242,6 +257,7 @@ interface ServeValues {
   readonly 'tls-secret'?: string;
   readonly 'service-name'?: string;
   readonly 'webhook-name'?: string;
+  readonly 'leader-identity'?: string;
   readonly 'client-ca-file'?: string;
   readonly 'client-auth'?: string;
   readonly 'max-connections'?: string;
@@ -252,8 +268,10 @@ interface ServeValues {
   readonly 'registry-ca-file'?: string[];
   readonly 'cloud-credentials'?: string[];
   readonly 'cache-ttl'?: string;
+  readonly 'exception-max-lifetime'?: string;
   readonly 'no-resolve-digests'?: boolean;
   readonly 'allow-unpinned-tags'?: boolean;
+  readonly 'signature-format-default'?: string;
   readonly 'max-request-bytes'?: string;
   readonly 'policy-validation-concurrency'?: string;
   readonly 'shutdown-drain'?: string;
@@ -264,65 +282,6 @@ interface ServeValues {
   readonly 'tuf-root'?: string;
   readonly 'tuf-cache-dir'?: string;
   readonly 'tuf-refresh'?: string;
-}
-
-/** Where the default trust root comes from, and how the TUF-served roots are kept current. */
-export interface TufConfig {
-  /** `undefined`: the public-good root embedded at build time, never refreshed. */
-  readonly mirror: string | undefined;
-  readonly rootFile: string | undefined;
-  readonly cacheDir: string | undefined;
-  readonly refreshMs: number;
-}
-
-export type TlsConfig =
-  | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
-  | { readonly mode: 'self-managed'; readonly secretName: string; readonly serviceName: string };
-
-/** Mutual TLS on the admission port (`--client-ca-file`). */
-export interface ClientAuthConfig {
-  readonly caFile: string;
-  /** `--client-auth=required` (default): a caller without a valid client certificate is refused. */
-  readonly required: boolean;
-}
-
-export interface ServeConfig {
-  readonly port: number;
-  readonly opsPort: number;
-  readonly host: string;
-  readonly opsHost: string;
-  readonly namespace: string;
-  /** Policies from files; when empty, from the cluster (`kubeconfig`, or in-cluster). */
-  readonly policyFiles: readonly string[];
-  readonly kubeconfig: string | undefined;
-  /** The kubeconfig context (`--context`); `undefined`: its current-context. */
-  readonly context?: string | undefined;
-  readonly tls: TlsConfig;
-  /** Callers authenticated by client certificate; `undefined`: any caller that completes TLS. */
-  readonly clientAuth: ClientAuthConfig | undefined;
-  /** The admission port's connection cap, and one source address's share of it. */
-  readonly maxConnections: number;
-  readonly maxConnectionsPerSource: number;
-  readonly webhookName: string;
-  readonly insecureRegistries: readonly string[];
-  /** How registries are reached: insecure hosts, CA certificates, cloud credentials. */
-  readonly registries: RegistrySettings;
-  readonly cacheTtlMs: number;
-  readonly resolveDigests: boolean;
-  readonly allowUnpinnedTags: boolean;
-  readonly maxRequestBytes: number;
-  /** Policy objects `/validate-policy` compiles at a time, in capacity of its own. */
-  readonly policyValidationConcurrency: number;
-  readonly shutdownDrainMs: number;
-  readonly shutdownGraceMs: number;
-  readonly logLevel: string;
-  /** How often KMS public keys (`key.kms`) are fetched again; never per admission. */
-  readonly kmsRefreshMs: number;
-  readonly tuf: TufConfig;
-  /** The background scan (cluster only). */
-  readonly audit: AuditServeConfig;
-  /** Verification records in the cluster: shared passes and stale-if-error (cluster only). */
-  readonly records: RecordsServeConfig;
 }
 
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
@@ -411,11 +370,14 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     clientAuth: clientAuthFrom(values),
     ...connectionLimitsFrom(values),
     webhookName: values['webhook-name'] ?? 'signet',
+    leaderIdentity: values['leader-identity'] ?? (env.POD_NAME || undefined),
     insecureRegistries: registries.insecureRegistries,
     registries,
     cacheTtlMs: ttl,
     resolveDigests: !values['no-resolve-digests'],
     allowUnpinnedTags: values['allow-unpinned-tags'] === true,
+    signatureFormatDefault: signatureFormatDefault(values['signature-format-default']),
+    exceptionMaxLifetimeMs: exceptionMaxLifetimeMs(values['exception-max-lifetime']),
     maxRequestBytes: bytes(values['max-request-bytes'], 4 * 1024 * 1024, 'max-request-bytes'),
     policyValidationConcurrency: count(
       values['policy-validation-concurrency'],
@@ -426,7 +388,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     shutdownDrainMs: duration(values['shutdown-drain'], '5s', 'shutdown-drain'),
     shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,
-    audit: auditServeConfigFrom(flags, env),
+    audit: auditServeConfigFrom(flags),
     records,
   };
 }

@@ -1,5 +1,5 @@
+import type { ServeConfig } from '../config.js';
 import { startSignet } from '../signet.js';
-import type { ServeConfig } from './serve-config.js';
 
 /**
  * Runs the webhook until SIGTERM or SIGINT, then shuts down gracefully (not ready, answering for

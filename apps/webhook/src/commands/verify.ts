@@ -2,17 +2,26 @@
 // mutating endpoint pins tags, the patch is applied as the API server would, then the validating
 // endpoint decides. Nothing is sent to a cluster.
 import type { Writable } from 'node:stream';
-import { describeCause } from '@signet/core';
-import type { AdmissionRequest, KubeObject } from '@signet/k8s-types';
-import type { AuthorityCheck, ImageVerification, PolicyCheck } from '@signet/verifier';
+import { compileException, describeCause, exceptionState } from '@signet/core';
+import type { AdmissionRequest, ImagePolicyException, KubeObject } from '@signet/k8s-types';
+import {
+  type AuthorityCheck,
+  type ImageVerification,
+  type PolicyCheck,
+  SIGNATURE_FORMATS,
+} from '@signet/verifier';
 import { stringify } from 'yaml';
+import { type Admission, oneShotAdmission } from '../admission/assemble-admission.js';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
 import { judgeCreate } from '../admission/judge-create.js';
 import { type AuditResult, findingsOf, worstOf } from '../audit/findings.js';
 import { readManifests, readStdin } from '../audit/manifests.js';
+import type { Command } from '../cli/command.js';
 import {
   CLOUD_CREDENTIALS_FLAG,
   DOCKER_CONFIG_FLAG,
+  EXCEPTION_MAX_LIFETIME_FLAG,
+  exceptionMaxLifetimeMs,
   filenameFlag,
   INSECURE_REGISTRY_FLAG,
   KMS_ENDPOINT_FLAG,
@@ -22,32 +31,30 @@ import {
   PRIVATE_HOST_FLAG,
   policyFileFlag,
   REGISTRY_CA_FLAG,
+  SIGNATURE_FORMAT_DEFAULT_FLAG,
+  signatureFormatDefault,
 } from '../cli/common-flags.js';
 import { dockerCredentials } from '../cli/docker-credentials.js';
-import type { CommandSpec, FlagValues } from '../cli/flags.js';
+import type { FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
-import { kmsKeyStore, remotePolicies, remoteTrustRoots } from '../outbound.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
-import { loadPolicyFile, requireUsablePolicyFiles } from '../policy/policy-file.js';
-import { mergePolicyObjects } from '../policy/policy-objects.js';
-import { compileSnapshot } from '../policy/policy-store.js';
+import { readPolicyFiles } from '../policy/policy-file.js';
 import { registrySettingsFrom } from '../registry-settings.js';
-import { type Admission, assembleAdmission } from '../signet.js';
 import { RegistryProgress } from './registry-progress.js';
 
 const OUTPUTS = ['text', 'json', 'yaml'] as const;
 
-export const VERIFY_COMMAND: CommandSpec = {
+export const VERIFY_COMMAND: Command = {
   name: 'verify',
   summary:
     'signet verify: check an image, or the workloads of manifests, against policy YAML as the webhook would admit them (exit 0 admitted, 1 denied by policy, 3 could not be checked, 2 bad input).',
   synopsis: '(IMAGE | -f PATH...) --policy-file FILE... [flags]',
   positionals: true,
   flags: [
-    policyFileFlag('ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets (YAML)'),
+    policyFileFlag('ClusterImagePolicies, TrustRoots, ImagePolicies, exceptions, config, Secrets (YAML)'),
     filenameFlag('check every Pod, Deployment, ... as a CREATE'),
     outputFlag(OUTPUTS),
     namespaceFlag('namespace of objects that name none (and of IMAGE)', { default: 'default' }),
@@ -57,6 +64,8 @@ export const VERIFY_COMMAND: CommandSpec = {
     CLOUD_CREDENTIALS_FLAG,
     KMS_ENDPOINT_FLAG,
     DOCKER_CONFIG_FLAG,
+    EXCEPTION_MAX_LIFETIME_FLAG,
+    SIGNATURE_FORMAT_DEFAULT_FLAG,
     {
       name: 'timeout',
       type: 'string',
@@ -65,6 +74,7 @@ export const VERIFY_COMMAND: CommandSpec = {
       description: 'time allowed per object',
     },
   ],
+  run: ({ positionals, values, stdout, stderr }) => runVerify(positionals, values, stdout, stderr),
 };
 
 interface VerifyValues {
@@ -79,6 +89,8 @@ interface VerifyValues {
   readonly 'cloud-credentials'?: string[];
   readonly 'docker-config'?: string;
   readonly timeout?: string;
+  readonly 'exception-max-lifetime'?: string;
+  readonly 'signature-format-default'?: string;
 }
 
 /** What `signet verify` concluded about one object. */
@@ -199,23 +211,21 @@ async function loadAdmission(
   unresolved: UnresolvedTags,
 ): Promise<Admission> {
   const registries = registrySettingsFrom(values);
-  const loaded = mergePolicyObjects(await Promise.all(files.map((f) => loadPolicyFile(f, namespace))));
-  requireUsablePolicyFiles(loaded);
-  // The engines' worker threads do not keep the process alive once the command is done; KMS keys
-  // are fetched once, with the SDKs' default credentials, as `signet serve` does.
-  const { snapshot, problems } = await compileSnapshot(loaded, {
-    namespace,
-    engines: new WebhookPolicyEngines(createLogger({ level: 'silent' })),
-    fetchRemotePolicy: remotePolicies(registries),
-    kmsKeys: kmsKeyStore(registries),
-    remoteRoots: remoteTrustRoots(registries),
-  });
-  for (const problem of problems) note(`warning: ${problem.object}: ${problem.message}`);
-  if (snapshot === undefined) throw new InputError('the policies cannot be used (see the warnings above)');
+  const objects = await readPolicyFiles(files, namespace);
+  const maxExceptionLifetimeMs = exceptionMaxLifetimeMs(values['exception-max-lifetime']);
+  const formats = SIGNATURE_FORMATS.withDefaults(signatureFormatDefault(values['signature-format-default']));
+  for (const line of idleExceptions(objects.exceptions, maxExceptionLifetimeMs)) note(`warning: ${line}`);
   const keychain = dockerCredentials(values['docker-config']);
-  const admission = assembleAdmission({
-    logger: createLogger({ level: 'silent' }),
+  const logger = createLogger({ level: 'silent' });
+  return oneShotAdmission(objects, {
+    logger,
     metrics: new SignetMetrics({ defaultMetrics: false }),
+    namespace,
+    maxExceptionLifetimeMs,
+    formats,
+    // Their worker threads do not keep the process alive once the command is done.
+    engines: new WebhookPolicyEngines(logger),
+    onProblem: (problem) => note(`warning: ${problem.object}: ${problem.message}`),
     insecureRegistries: registries.insecureRegistries,
     registries,
     registryFetch: progress.wrap(),
@@ -223,8 +233,21 @@ async function loadAdmission(
     onUnresolvedTag: unresolved.record,
     ...(keychain ? { credentials: keychain } : {}),
   });
-  admission.store.install(admission.store.begin(), snapshot);
-  return admission;
+}
+
+/** The exceptions of the files that apply to nothing now: expired, or meant to live too long. */
+function idleExceptions(exceptions: readonly ImagePolicyException[], maxLifetimeMs: number): string[] {
+  const now = Date.now();
+  return exceptions.flatMap((exception) => {
+    const state = exceptionState(compileException(exception), now, maxLifetimeMs);
+    const label = `ImagePolicyException/${exception.metadata.namespace}/${exception.metadata.name}`;
+    if (state === 'expired') return [`${label}: expired at ${exception.spec.expires}; it applies to nothing`];
+    if (state === 'too-long')
+      return [
+        `${label}: expires ${exception.spec.expires}, later than --exception-max-lifetime allows; it applies to nothing`,
+      ];
+    return [];
+  });
 }
 
 /** Mutate, apply the patch, validate: what the API server does with a CREATE. */

@@ -16,12 +16,13 @@ import express, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import { observe } from './admission-log.js';
-import { ByteBudget, readReviewBody } from './body.js';
+import { ByteBudget } from './body.js';
 import { type BodyCheckOptions, BodyCheckPool } from './body-check.js';
 import { decide } from './decide.js';
 import { type AppSettings, type ErrorMiddleware, exchangeOf, type Middleware } from './exchange.js';
 import { failure, send } from './respond.js';
 import type { Endpoint, QuickHandler, ReviewHandler } from './review.js';
+import { readReviewBody } from './review-body.js';
 import { parseReviewBody } from './review-parser.js';
 import { SerialQueue } from './serial-queue.js';
 

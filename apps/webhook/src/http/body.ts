@@ -3,8 +3,6 @@
 // can exhaust memory or hold connections. Signet's own, not express's body parsers: those have
 // neither the shared budget nor a deadline (docs/adr/0017-http-through-express.md).
 import type { IncomingMessage } from 'node:http';
-import { exchangeOf, type Middleware } from './exchange.js';
-import { refuse } from './respond.js';
 
 export interface BodyLimits {
   /** Largest accepted body. */
@@ -138,20 +136,3 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, budget: ByteB
     req.on('aborted', onAborted);
   });
 }
-
-/**
- * The body middleware: reads the review's body into its exchange, or refuses it (413, 408, 503)
- * and closes the connection, since what is left of the body is not read.
- */
-export const readReviewBody: Middleware = (req, res, next) => {
-  const exchange = exchangeOf(res);
-  const { limits, budget } = exchange.settings;
-  readBody(req, limits, budget).then(
-    (body) => {
-      exchange.body = body;
-      next();
-    },
-    (error: unknown) =>
-      refuse(res, exchange, error instanceof BodyError ? error.status : 400, error, { close: true }),
-  );
-};

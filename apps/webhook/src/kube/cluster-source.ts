@@ -1,8 +1,11 @@
+import type { Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
-import { collectPolicyObjects, type PolicyObjects } from '../policy/policy-objects.js';
+import { referencedInputsOf } from '../policy/namespaced-references.js';
+import { collectPolicyObjects, type PolicyObjects, type PolicyProblem } from '../policy/policy-objects.js';
 import type { KubeApi } from './kube-api.js';
 import { statusOf } from './kube-errors.js';
 import { apiJson, type ListPage } from './lists.js';
+import { type InputProblem, ReferencedInputs, type ReferencedInputsOptions } from './referenced-inputs.js';
 import type { WatchedPolicyObject } from './status-writer.js';
 import { WatchedCollection, type WatchedObject } from './watched-collection.js';
 
@@ -30,6 +33,17 @@ export interface ClusterPolicySourceOptions {
   /** Called, besides the log line, when a list or watch fails (it is retried in 5 s). */
   readonly onError?: (error: unknown) => void;
   readonly debounceMs?: number;
+  /** Bounds and schedule of the Secrets and ConfigMaps ImagePolicies reference (tests shorten it). */
+  readonly referencedInputs?: Omit<ReferencedInputsOptions, 'api' | 'logger' | 'onChange'>;
+}
+
+/** A namespace's ImagePolicy or ImagePolicyException as watched, and where its status is written. */
+export interface WatchedNamespacedObject {
+  readonly kind: 'ImagePolicy' | 'ImagePolicyException';
+  readonly resource: WatchedPolicyObject['resource'];
+  readonly object: WatchedPolicyObject['object'] & {
+    metadata?: WatchedPolicyObject['object']['metadata'] & { namespace?: string };
+  };
 }
 
 /** What a policy compile reads of an object: everything but status and bookkeeping metadata. */
@@ -45,6 +59,14 @@ function compiledPart(object: Record<string, unknown>): unknown {
 }
 
 const GROUP = 'policy.sigstore.dev';
+/** Signet's own namespaced kinds (ADR 0024). */
+const SIGNET_GROUP = 'policy.signet.dev';
+const SIGNET_KINDS = [
+  ['ImagePolicy', 'imagepolicies'],
+  ['ImagePolicyException', 'imagepolicyexceptions'],
+] as const;
+/** Without Signet's CRDs (`installCRDs=false`, or `signet audit` before Signet), looked for again this often. */
+const ABSENT_RETRY_MS = 60_000;
 
 /** A list page may take this long (the informer lists again after a failure). */
 const LIST_TIMEOUT_MS = 30_000;
@@ -61,13 +83,17 @@ function asApiJson(page: ListPage<unknown>): ListPage<WatchedObject> {
 
 /**
  * Watches ClusterImagePolicies (v1beta1, or v1alpha1 where only that is served), TrustRoots,
- * the `config-policy-controller` ConfigMap and the Secrets of the webhook's namespace (list, then
- * watch), and hands a complete snapshot to `onChange` after each burst of changes. `synced`
- * resolves after the first complete list of everything (readiness waits for it).
+ * the `config-policy-controller` ConfigMap and the Secrets of the webhook's namespace, and every
+ * namespace's ImagePolicies and ImagePolicyExceptions (list, then watch); reads the Secrets and
+ * ConfigMaps the ImagePolicies reference by name (see ReferencedInputs); and hands a complete
+ * snapshot to `onChange` after each burst of changes. `synced` resolves after the first complete
+ * list of everything (readiness waits for it).
  */
-export class ClusterPolicySource {
+export class ClusterPolicySource implements Part {
+  readonly name = 'policy watches';
   readonly #options: ClusterPolicySourceOptions;
   readonly #collections: Collection[] = [];
+  readonly #inputs: ReferencedInputs;
   #resolveSynced: (() => void) | undefined;
   /** Resolves after the first complete snapshot was delivered (every collection listed once). */
   readonly synced: Promise<void> = new Promise((resolve) => {
@@ -81,6 +107,12 @@ export class ClusterPolicySource {
 
   constructor(options: ClusterPolicySourceOptions) {
     this.#options = options;
+    this.#inputs = new ReferencedInputs({
+      ...options.referencedInputs,
+      api: options.api,
+      logger: options.logger,
+      onChange: () => this.#schedule(),
+    });
   }
 
   /**
@@ -102,7 +134,35 @@ export class ClusterPolicySource {
     this.#watch('Secret', 'v1', `/api/v1/namespaces/${namespace}/secrets`, (token, limit) =>
       api.core.listNamespacedSecret({ namespace, ...pageRequest(token, limit) }, timeout).then(asApiJson),
     );
+    for (const [kind, plural] of SIGNET_KINDS) this.#watchSignetKind(kind, plural);
     for (const { watched } of this.#collections) watched.start();
+    this.#inputs.start();
+  }
+
+  /** Every namespace's objects of a policy.signet.dev kind; none while its CRD is not installed. */
+  #watchSignetKind(kind: string, plural: string): void {
+    const resource = { group: SIGNET_GROUP, version: 'v1alpha1', plural };
+    const timeout = this.#options.api.deadline(LIST_TIMEOUT_MS);
+    const absent = {
+      retryMs: ABSENT_RETRY_MS,
+      onAbsent: () =>
+        this.#options.logger.warn(
+          { resource: `${plural}.${SIGNET_GROUP}` },
+          `the ${kind} CRD is not installed: no ${kind} applies (installCRDs=false?); looking again every minute`,
+        ),
+    };
+    this.#watch(
+      kind,
+      `${SIGNET_GROUP}/v1alpha1`,
+      `/apis/${SIGNET_GROUP}/v1alpha1/${plural}`,
+      (token, limit) =>
+        this.#options.api.customObjects.listClusterCustomObject(
+          { ...resource, ...pageRequest(token, limit) },
+          timeout,
+        ) as Promise<ListPage<WatchedObject>>,
+      resource,
+      absent,
+    );
   }
 
   /** A policy.sigstore.dev collection: listed as the API's JSON, its status written where it is read. */
@@ -128,11 +188,13 @@ export class ClusterPolicySource {
     path: string,
     listPage: (token: string | undefined, limit: number) => Promise<ListPage<WatchedObject>>,
     resource?: WatchedPolicyObject['resource'],
+    absent?: { readonly retryMs: number; readonly onAbsent: () => void },
   ): void {
     const watched = new WatchedCollection({
       config: this.#options.api.config,
       path,
       listPage,
+      ...(absent ? { absent } : {}),
       onChange: () => this.#schedule(),
       onError: (error) => {
         this.#options.logger.error(
@@ -148,12 +210,31 @@ export class ClusterPolicySource {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#inputs.stop();
     await Promise.all(this.#collections.map(({ watched }) => watched.stop()));
   }
 
   /** The current view of everything watched. */
   snapshot(): PolicyObjects {
-    return collectPolicyObjects(this.#objects(), this.#options.namespace);
+    return this.#view(this.#objects());
+  }
+
+  /** The namespaces' ImagePolicies and ImagePolicyExceptions as watched (their status is written there). */
+  namespacedObjects(): WatchedNamespacedObject[] {
+    return this.#collections.flatMap(({ kind, apiVersion, watched, resource }) =>
+      resource !== undefined && (kind === 'ImagePolicy' || kind === 'ImagePolicyException')
+        ? watched.objects().map((object) => ({ kind, resource, object: { ...object, kind, apiVersion } }))
+        : [],
+    );
+  }
+
+  /** The objects sorted into what Signet uses, with what could not be read of the referenced inputs. */
+  #view(objects: readonly Record<string, unknown>[]): PolicyObjects {
+    const collected = collectPolicyObjects(objects, this.#options.namespace);
+    const unread = this.#inputs.problems();
+    return unread.length === 0
+      ? collected
+      : { ...collected, problems: [...collected.problems, ...unread.map(inputProblem)] };
   }
 
   /** The ClusterImagePolicies and TrustRoots as watched, with the collection each is served from. */
@@ -171,9 +252,22 @@ export class ClusterPolicySource {
 
   #objects(): Record<string, unknown>[] {
     // Items of typed lists carry no kind or apiVersion; the parsers dispatch on them.
-    return this.#collections.flatMap(({ kind, apiVersion, watched }) =>
+    const watched = this.#collections.flatMap(({ kind, apiVersion, watched }) =>
       watched.objects().map((object) => ({ ...object, kind, apiVersion: object.apiVersion ?? apiVersion })),
     );
+    return [...watched, ...this.#inputs.objects()];
+  }
+
+  /**
+   * True when every Secret and ConfigMap the ImagePolicies reference has been read (those of the
+   * webhook's own namespace are watched already).
+   */
+  #inputsRead(): boolean {
+    const imagePolicies = this.#collections
+      .filter(({ kind }) => kind === 'ImagePolicy')
+      .flatMap(({ watched }) => watched.objects());
+    const { namespace } = this.#options;
+    return this.#inputs.want(referencedInputsOf(imagePolicies).filter((r) => r.namespace !== namespace));
   }
 
   async #servedPolicyVersion(): Promise<'v1beta1' | 'v1alpha1'> {
@@ -211,13 +305,17 @@ export class ClusterPolicySource {
       );
       return;
     }
+    // A new ImagePolicy's keys are read before it is compiled, rather than compiled without them
+    // (denying what it matches meanwhile); the read calls back here.
+    if (!this.#inputsRead()) return;
     this.#resolveSynced?.();
     try {
       const objects = this.#objects();
-      const compiled = JSON.stringify(objects.map(compiledPart));
+      const unread = this.#inputs.problems();
+      const compiled = JSON.stringify([objects.map(compiledPart), unread]);
       if (compiled !== this.#delivered) {
         this.#delivered = compiled;
-        this.#options.onChange(collectPolicyObjects(objects, this.#options.namespace));
+        this.#options.onChange(this.#view(objects));
       }
       this.#options.onObjects?.();
     } catch (error) {
@@ -227,4 +325,13 @@ export class ClusterPolicySource {
       );
     }
   }
+}
+
+/** A referenced Secret or ConfigMap Signet does not use, as a policy problem (logged). */
+function inputProblem({ reference, message }: InputProblem): PolicyProblem {
+  return {
+    object: `${reference.kind}/${reference.namespace}/${reference.name}`,
+    ref: { apiVersion: 'v1', kind: reference.kind, name: reference.name, namespace: reference.namespace },
+    message,
+  };
 }

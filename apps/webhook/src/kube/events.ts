@@ -5,13 +5,16 @@ export interface InvolvedObject {
   readonly apiVersion: string;
   readonly kind: string;
   readonly name: string;
+  /** A namespaced object's (an ImagePolicy's): its Events go there. */
+  readonly namespace?: string;
   readonly uid?: string;
 }
 
 /**
  * Reports problems with policy objects as Kubernetes Events on the object (`kubectl describe cip
- * NAME` shows them). Events of cluster-scoped objects live in `default`. The same message for the
- * same object is reported once until it changes.
+ * NAME` shows them). Events of cluster-scoped objects live in `default`, those of an ImagePolicy
+ * or exception in its namespace. The same message for the same object is reported once until it
+ * changes (at most 1,000 objects remembered).
  */
 export class PolicyEventRecorder {
   readonly #api: KubeApi;
@@ -27,14 +30,15 @@ export class PolicyEventRecorder {
 
   /** Records a Warning event unless the same message was already recorded for this object. */
   async warn(object: InvolvedObject, reason: string, message: string): Promise<void> {
-    const key = `${object.kind}/${object.name}`;
+    const key = `${object.kind}/${object.namespace === undefined ? '' : `${object.namespace}/`}${object.name}`;
     if (this.#last.get(key) === message) return;
+    if (this.#last.size >= 1000) this.#last.clear();
     this.#last.set(key, message);
     const now = new Date();
     try {
       await this.#api.core.createNamespacedEvent(
         {
-          namespace: 'default',
+          namespace: object.namespace ?? 'default',
           body: {
             apiVersion: 'v1',
             kind: 'Event',

@@ -5,6 +5,7 @@ import {
   issueServingCertificate,
   renewalTime,
 } from '../certificates.js';
+import type { Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
 import type { CertificatePair } from '../tls.js';
 import type { KubeApi } from './kube-api.js';
@@ -54,11 +55,12 @@ const KEYS = {
  * two thirds of their lifetime (the bundle keeps the old CA during a CA rotation, so no API server
  * call fails in between), and patches the caBundle of Signet's webhook configurations to match.
  */
-export class SelfManagedTls {
+export class SelfManagedTls implements Part {
+  readonly name = 'self-managed TLS';
   readonly #o: SelfManagedTlsOptions;
   readonly #api: KubeApi;
   #timer: NodeJS.Timeout | undefined;
-  #current: Material | undefined;
+  #material: Material | undefined;
 
   constructor(options: SelfManagedTlsOptions) {
     this.#o = options;
@@ -81,6 +83,12 @@ export class SelfManagedTls {
     clearInterval(this.#timer);
   }
 
+  /** The serving pair in use (after `start`). */
+  get current(): CertificatePair {
+    if (this.#material === undefined) throw new Error('self-managed TLS is not started');
+    return { cert: this.#material.serving.cert, key: this.#material.serving.key };
+  }
+
   /** One pass: read, renew what is due, write, patch the webhook configurations. */
   async reconcile(): Promise<Material> {
     const now = this.#o.now?.() ?? new Date();
@@ -99,8 +107,8 @@ export class SelfManagedTls {
     }
     if (material !== stored) material = await this.#write(material, stored !== undefined);
     await this.#patchWebhooks(material.bundle);
-    if (this.#current?.serving.cert !== material.serving.cert) {
-      this.#current = material;
+    if (this.#material?.serving.cert !== material.serving.cert) {
+      this.#material = material;
       this.#o.onCertificate({ cert: material.serving.cert, key: material.serving.key });
     }
     return material;

@@ -1,10 +1,12 @@
 // Writes each ClusterImagePolicy's and TrustRoot's `status` (see policy/policy-status.ts) through
-// the `/status` subresource. Only the replica holding the status Lease writes (replicas may
+// the `/status` subresource. Only the replica holding the status Lease writes (a leader-only part:
+// started when this replica takes the Lease, stopped when it loses it; replicas may
 // briefly see different things, e.g. one fetched a remote policy and another could not, and two
 // writers would undo each other's writes forever); each write is a replace carrying the
 // resourceVersion it read, so a write over a newer object fails with 409 and is redone from the
 // next view. Nothing is written when the stored status already says the same, nor onto a newer
 // generation than the one compiled, nor onto an object policy-controller still manages.
+import type { Election, Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import {
@@ -44,13 +46,17 @@ export interface StatusWriterOptions {
   readonly metrics: SignetMetrics;
   /** The current snapshot of the watched objects. */
   readonly objects: () => readonly WatchedPolicyObject[];
-  /** Whether this replica holds the status Lease. */
-  readonly leading: () => boolean;
+  /** The Lease that lets one replica write (`<webhook name>-policy-status`). */
+  readonly election: Election;
   readonly now?: () => Date;
 }
 
-export class PolicyStatusWriter {
+export class PolicyStatusWriter implements Part {
+  readonly name = 'policy status';
+  readonly leader: Election;
   readonly #options: StatusWriterOptions;
+  /** This replica holds the status Lease: between `start` and `stop`. */
+  #leading = false;
   #snapshot: PolicySnapshot | undefined;
   #running: Promise<void> | undefined;
   #again = false;
@@ -59,6 +65,21 @@ export class PolicyStatusWriter {
 
   constructor(options: StatusWriterOptions) {
     this.#options = options;
+    this.leader = options.election;
+  }
+
+  /** The Lease was taken: every status is brought in line with the snapshot. */
+  start(): void {
+    this.#leading = true;
+    this.#options.metrics.statusLeader.set(1);
+    this.reconcile();
+  }
+
+  /** The Lease was lost (or Signet stops): no more writes; resolves when the one under way is done. */
+  async stop(): Promise<void> {
+    this.#leading = false;
+    this.#options.metrics.statusLeader.set(0);
+    await this.idle();
   }
 
   /** A new snapshot was installed: its statuses are what the objects should say. */
@@ -92,12 +113,12 @@ export class PolicyStatusWriter {
 
   async #run(): Promise<void> {
     const snapshot = this.#snapshot;
-    if (snapshot === undefined || !this.#options.leading()) return;
+    if (snapshot === undefined || !this.#leading) return;
     const watched = new Map(
       this.#options.objects().map((w) => [`${w.kind}/${w.object.metadata?.name ?? ''}`, w] as const),
     );
     for (const desired of desiredStatuses(snapshot)) {
-      if (!this.#options.leading()) return;
+      if (!this.#leading) return;
       const target = watched.get(`${desired.kind}/${desired.name}`);
       if (target !== undefined) await this.#write(target, desired);
     }

@@ -10,7 +10,7 @@ import {
   type ListWatch,
   makeInformer,
 } from '@kubernetes/client-node';
-import { KubeApiError, kubeApiError } from './kube-errors.js';
+import { KubeApiError, kubeApiError, statusOf } from './kube-errors.js';
 import { type ListPage, listAll, PAGE_SIZE } from './lists.js';
 
 export type WatchedObject = Record<string, unknown> & KubernetesObject;
@@ -29,6 +29,11 @@ export interface WatchedCollectionOptions {
   readonly retryMs?: number;
   /** Objects kept at most (default 10,000); a longer list fails, and the collection stays not listed. */
   readonly maxObjects?: number;
+  /**
+   * A collection that may not be served (a CRD not installed): a 404 counts as listed and empty,
+   * is told here instead of `onError`, and is looked for again after `retryMs`.
+   */
+  readonly absent?: { readonly retryMs: number; readonly onAbsent: () => void };
 }
 
 export class WatchedCollection {
@@ -90,6 +95,15 @@ export class WatchedCollection {
   #failed(error: unknown): void {
     // Stopping aborts the watch, which the informer reports as an error.
     if (this.#stopped) return;
+    const { absent } = this.#options;
+    if (absent !== undefined && statusOf(error) === 404) {
+      const first = !this.#listed;
+      this.#listed = true;
+      if (first) absent.onAbsent();
+      this.#options.onChange();
+      this.#restartAfter(absent.retryMs);
+      return;
+    }
     // A failed list is a KubeApiError already, a list too long a RangeError; a watch fails as
     // client-node's Error with statusCode, or undici's fetch failure.
     const said =
@@ -97,10 +111,14 @@ export class WatchedCollection {
         ? error
         : kubeApiError(`watch ${this.#options.path}`, error);
     this.#options.onError(said);
+    this.#restartAfter(this.#options.retryMs ?? 5000);
+  }
+
+  #restartAfter(ms: number): void {
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => {
       if (!this.#stopped) this.start();
-    }, this.#options.retryMs ?? 5000);
+    }, ms);
     this.#retry.unref();
   }
 }

@@ -9,11 +9,19 @@
 // - keys in Secrets live in policy-controller's namespace, and its config ConfigMap there too;
 // - its admission webhooks stay registered if its Pods go first;
 // - and which policies Signet compiles as they are.
+// Signet's own ImagePolicies and exceptions (policy.signet.dev) are said to be Signet's alone:
+// nothing of policy-controller's becomes one, and policy-controller never enforces them.
 import { isObject } from '@signet/k8s-types';
 import { collectPolicyObjects } from '../policy/policy-objects.js';
 import { desiredStatuses } from '../policy/policy-status.js';
 import { type CompileOptions, compileSnapshot } from '../policy/policy-store.js';
-import { type ClusterState, type HelmRelease, type KubeObject, POLICY_CRDS } from './cluster-state.js';
+import {
+  type ClusterState,
+  type HelmRelease,
+  type KubeObject,
+  POLICY_CRDS,
+  SIGNET_KINDS,
+} from './cluster-state.js';
 
 export type Severity = 'blocker' | 'warning' | 'ok';
 
@@ -339,9 +347,49 @@ async function compileFindings(
   });
 }
 
+/**
+ * Signet's own kinds, which policy-controller does not have: nothing is carried over, and what is
+ * there is enforced by Signet alone (with policy-controller still in the path, it is not enforced).
+ */
+function signetKindFindings(state: ClusterState): Finding[] {
+  return SIGNET_KINDS.map(({ kind, plural }): Finding => {
+    const subject = `crd/${plural}.policy.signet.dev`;
+    const own = `${kind} (policy.signet.dev) is Signet's own; policy-controller has no such kind, so nothing of it is carried over`;
+    const objects = state.signetObjects?.[kind];
+    if (objects === undefined)
+      return {
+        severity: 'ok',
+        subject,
+        message: `${own}. Not installed: Signet's chart installs it (installCRDs=true)`,
+      };
+    if (!Array.isArray(objects))
+      return {
+        severity: 'warning',
+        subject,
+        message: `${own}. Cannot be listed: ${(objects as { error: string }).error}`,
+      };
+    if (objects.length === 0)
+      return { severity: 'ok', subject, message: `${own}. None yet: teams write them once Signet runs` };
+    const namespaces = [...new Set(objects.map((o) => o.metadata?.namespace ?? ''))].sort();
+    const shown = namespaces.length > 10 ? [...namespaces.slice(0, 10), '…'] : namespaces;
+    const running = state.fromDeployments.some(
+      (d) => Number((d.status as { readyReplicas?: number })?.readyReplicas ?? 0) > 0,
+    );
+    return {
+      severity: 'ok',
+      subject,
+      message: `${own}. ${objects.length} in ${namespaces.length === 1 ? 'namespace' : 'namespaces'} ${shown.join(', ')}: only Signet enforces them${running ? ' (policy-controller, still running, ignores them)' : ''}`,
+    };
+  });
+}
+
 /** Every finding, blockers first. */
 export async function migrationFindings(state: ClusterState, compile: CompileOptions): Promise<Finding[]> {
-  const findings: Finding[] = [...crdFindings(state), ...webhookFindings(state)];
+  const findings: Finding[] = [
+    ...crdFindings(state),
+    ...webhookFindings(state),
+    ...signetKindFindings(state),
+  ];
   const readable = (list: readonly KubeObject[] | { error: string }, what: string): readonly KubeObject[] => {
     if (!Array.isArray(list)) {
       findings.push({

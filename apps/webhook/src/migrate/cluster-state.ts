@@ -22,6 +22,14 @@ export const POLICY_CRDS = [
   'trustroots.policy.sigstore.dev',
 ] as const;
 
+/** Signet's own kinds (policy.signet.dev), which policy-controller does not have. */
+export const SIGNET_KINDS = [
+  { kind: 'ImagePolicy', plural: 'imagepolicies' },
+  { kind: 'ImagePolicyException', plural: 'imagepolicyexceptions' },
+] as const;
+
+export type SignetKind = (typeof SIGNET_KINDS)[number]['kind'];
+
 /** A Helm release as its newest stored record says (Secret `sh.helm.release.v1.NAME.vN`). */
 export interface HelmRelease {
   readonly name: string;
@@ -61,6 +69,11 @@ export interface ClusterState {
   readonly fromSecrets: readonly string[];
   readonly fromConfig: KubeObject | undefined;
   readonly fromDeployments: readonly KubeObject[];
+  /**
+   * Signet's own namespaced objects, by kind: `undefined` when their CRD is not installed (an
+   * older state without them reads the same).
+   */
+  readonly signetObjects?: Readonly<Partial<Record<SignetKind, readonly KubeObject[] | Unreadable>>>;
 }
 
 /** Every call of the check has this deadline. */
@@ -255,8 +268,10 @@ export async function readClusterState(
         ),
       ),
     ]);
+  const signetObjects = await readSignetObjects(api);
   return {
     ...options,
+    signetObjects,
     crds: { [POLICY_CRDS[0]]: cipCrd, [POLICY_CRDS[1]]: trCrd },
     releases,
     validatingWebhooks: validating,
@@ -272,6 +287,31 @@ export async function readClusterState(
     fromConfig,
     fromDeployments,
   };
+}
+
+/** Every ImagePolicy and ImagePolicyException, where their CRDs are installed. */
+async function readSignetObjects(api: KubeApi): Promise<NonNullable<ClusterState['signetObjects']>> {
+  const entries = await Promise.all(
+    SIGNET_KINDS.map(async ({ kind, plural }) => {
+      const crd = `${plural}.policy.signet.dev`;
+      const installed = await getOrUndefined(
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`,
+        () => api.apiExtensions.readCustomResourceDefinition({ name: crd }, api.deadline(CALL_TIMEOUT_MS)),
+      );
+      if (installed === undefined) return [];
+      const resource = { group: 'policy.signet.dev', version: 'v1alpha1', plural };
+      const objects = await listOrEmpty(
+        `/apis/policy.signet.dev/v1alpha1/${plural}`,
+        (page) =>
+          api.customObjects.listClusterCustomObject(
+            { ...resource, ...page },
+            api.deadline(CALL_TIMEOUT_MS),
+          ) as Promise<ListPage<unknown>>,
+      ).catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
+      return [[kind, objects] as const];
+    }),
+  );
+  return Object.fromEntries(entries.flat());
 }
 
 export { KubeApiError };

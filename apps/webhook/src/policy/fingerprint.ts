@@ -5,14 +5,18 @@
 // invalidates every pass at once, and undoing the change makes them valid again.
 //
 // What goes in: Signet's version (verification itself may change between versions), the policy's
-// uid and spec, the config-policy-controller settings, and the content of exactly what compiling
+// kind, namespace, name, uid and spec, its `signet.dev/` annotations (they change what it requires,
+// e.g. `signet.dev/index-signatures`; all but `signet.dev/stale-if-error`, which changes only how
+// long a record may stand in), the signature formats an authority without `signatureFormat` reads
+// (`--signature-format-default`), the config-policy-controller settings, and the content of exactly what compiling
 // it read: each Secret and ConfigMap it looked up (or that it was missing), each trust root it used
 // (the TrustedRoot it resolved to, whether from a TrustRoot object, TUF or the embedded root) and
 // each KMS key (the public key the store gave). Unrelated objects (the TLS Secret, another policy's
 // keys) are left out, so rotating them invalidates nothing.
 import { createHash } from 'node:crypto';
-import type { ClusterImagePolicy, PolicyControllerConfig } from '@signet/k8s-types';
+import type { ClusterImagePolicy, ImagePolicy, PolicyControllerConfig } from '@signet/k8s-types';
 import type { CompileContext, CompiledTrustRoot, KmsKeyLookup, TrustRootResolver } from '@signet/verifier';
+import { STALE_IF_ERROR_ANNOTATION } from './stale-if-error-annotation.js';
 
 /** What compiling one policy read, each entry `what name` -> digest of its content (or why none). */
 export class PolicyReads {
@@ -110,8 +114,10 @@ export function recordingContext(context: CompileContext, reads: PolicyReads): C
 export interface FingerprintInputs {
   /** Signet's version: verification itself may differ between versions. */
   readonly signet: string;
-  readonly policy: ClusterImagePolicy;
+  readonly policy: ClusterImagePolicy | ImagePolicy;
   readonly config: PolicyControllerConfig;
+  /** The formats an authority without `signatureFormat` reads, in order. */
+  readonly formats: readonly string[];
   readonly reads: PolicyReads;
 }
 
@@ -128,14 +134,25 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** The `signet.dev/` annotations of a policy but the grace period, in a stable order. */
+function signetAnnotations(annotations: Readonly<Record<string, string>> | undefined): [string, string][] {
+  return Object.entries(annotations ?? {})
+    .filter(([key]) => key.startsWith('signet.dev/') && key !== STALE_IF_ERROR_ANNOTATION)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /** `sha256:<hex>` over everything the policy's verdicts depend on. */
-export function policyFingerprint({ signet, policy, config, reads }: FingerprintInputs): string {
+export function policyFingerprint({ signet, policy, config, formats, reads }: FingerprintInputs): string {
   const content = canonical({
     format: 1,
     signet,
+    kind: policy.kind,
+    namespace: policy.kind === 'ImagePolicy' ? policy.metadata.namespace : null,
     uid: policy.metadata.uid ?? null,
     name: policy.metadata.name,
     spec: policy.spec,
+    annotations: signetAnnotations(policy.metadata.annotations),
+    formats,
     config,
     reads: reads.entries(),
   });

@@ -1,6 +1,7 @@
 // The policy lifecycle: each new view of the policy objects (a file, or the cluster's watches) is
 // compiled and installed atomically; what cannot be used is reported in the log, as metrics and,
-// on a cluster, as Events on the object. A view with a policy broken for a passing reason (a
+// on a cluster, as Events on the object. `signet serve` applies every view it sees; `signet verify`
+// and `signet audit` apply one, once. A view with a policy broken for a passing reason (a
 // remote policy that could not be fetched, an engine failure) is compiled again a minute later,
 // unless a newer view came first: remote policies are fetched on that schedule, never per
 // admission.
@@ -34,13 +35,22 @@ export interface PolicyApplierOptions {
   readonly engines?: WebhookPolicyEngines;
   /** How long until a view with a passing problem is compiled again. */
   readonly retryAfterMs?: number;
+  /** False: a view is compiled once, never again later (the one-shot commands judge what they compiled). */
+  readonly retryPassing?: boolean;
+  /** Told each problem besides the log (the one-shot commands print them as warnings). */
+  readonly onProblem?: (problem: PolicyProblem) => void;
   /** Told each snapshot installed (status reporting). */
   readonly onInstalled?: (snapshot: PolicySnapshot) => void;
 }
 
 export const RETRY_BROKEN_MS = 60_000;
 
-const REPORTED_KINDS: ReadonlySet<string> = new Set(['ClusterImagePolicy', 'TrustRoot']);
+const REPORTED_KINDS: ReadonlySet<string> = new Set([
+  'ClusterImagePolicy',
+  'TrustRoot',
+  'ImagePolicy',
+  'ImagePolicyException',
+]);
 
 /** Returns the function to call with every new view of the policy objects. */
 export function policyApplier(options: PolicyApplierOptions): (objects: PolicyObjects) => Promise<void> {
@@ -51,11 +61,14 @@ export function policyApplier(options: PolicyApplierOptions): (objects: PolicyOb
     const version = store.begin();
     const session = engineSession(options.engines, options.compile);
     const { snapshot, problems, retry: again } = await compileSnapshot(objects, session.compile);
-    if (again && version === store.version) {
+    if (again && options.retryPassing !== false && version === store.version) {
       retry = setTimeout(() => void apply(objects), options.retryAfterMs ?? RETRY_BROKEN_MS);
       retry.unref();
     }
-    for (const problem of problems) report(problem, logger, events);
+    for (const problem of problems) {
+      report(problem, logger, events);
+      options.onProblem?.(problem);
+    }
     if (snapshot === undefined) {
       session.end(false);
       logger.error(
@@ -96,12 +109,14 @@ function report(problem: PolicyProblem, logger: Logger, events: PolicyProblemRep
 }
 
 function installed(snapshot: PolicySnapshot, logger: Logger, metrics: SignetMetrics): void {
-  const { policies } = snapshot.set;
+  // ClusterImagePolicies, then each namespace's ImagePolicies (`namespace/name`).
+  const policies = [...snapshot.policySet.policies, ...[...snapshot.policySet.namespaced.values()].flat()];
   metrics.policies.set({ state: 'active' }, policies.length - snapshot.broken.size);
   metrics.policies.set({ state: 'invalid' }, snapshot.broken.size);
   logger.info(
     {
       policies: policies.map((p) => p.name),
+      exceptions: [...snapshot.policySet.exceptions.values()].flat().map((e) => e.name),
       broken: [...snapshot.broken.keys()],
       noMatchPolicy: snapshot.config.noMatchPolicy,
     },

@@ -1,13 +1,15 @@
 import { readFile } from 'node:fs/promises';
-import { compilePolicy, InvalidPolicyError } from '@signet/core';
+import { compileException, compilePolicy, InvalidPolicyError } from '@signet/core';
 import { parseAllDocuments } from 'yaml';
 import { InputError } from '../errors.js';
-import { collectPolicyObjects, type PolicyObjects } from './policy-objects.js';
+import { collectPolicyObjects, mergePolicyObjects, type PolicyObjects } from './policy-objects.js';
 
 /**
- * Loads ClusterImagePolicies, TrustRoots, the config ConfigMap and Secrets from a YAML file (one
- * or more documents, or `kind: List`), for use without a cluster (`--policy-file`, `signet
- * verify`). YAML syntax errors name the document and line; object errors name the field.
+ * Loads ClusterImagePolicies, TrustRoots, ImagePolicies, ImagePolicyExceptions, the config
+ * ConfigMap, Secrets and ConfigMaps from a YAML file (one or more documents, or `kind: List`), for
+ * use without a cluster (`--policy-file`, `signet verify`). YAML syntax errors name the document
+ * and line; object errors name the field. Namespaced objects that name no namespace are in
+ * `namespace`.
  */
 export async function loadPolicyFile(path: string, namespace: string): Promise<PolicyObjects> {
   const text = await readFile(path, 'utf8');
@@ -16,18 +18,38 @@ export async function loadPolicyFile(path: string, namespace: string): Promise<P
 }
 
 /**
+ * The policy objects of `paths`, merged, for every command that takes `--policy-file` (`serve`,
+ * `verify`, `audit`); refused with an InputError when one is not usable (see below).
+ */
+export async function readPolicyFiles(paths: readonly string[], namespace: string): Promise<PolicyObjects> {
+  const objects = mergePolicyObjects(await Promise.all(paths.map((path) => loadPolicyFile(path, namespace))));
+  requireUsablePolicyFiles(objects);
+  return objects;
+}
+
+/**
  * Files are the user's to fix before Signet starts: any object that does not parse, or a policy
  * whose globs or selectors are invalid, is an InputError naming the file, the object and the field.
  */
 export function requireUsablePolicyFiles(objects: PolicyObjects): void {
   const problems = objects.problems.map((p) => `${p.source ?? 'policy YAML'}: ${p.object}: ${p.message}`);
-  for (const policy of objects.policies) {
+  const compiles = (label: string, compile: () => unknown) => {
     try {
-      compilePolicy(policy);
+      compile();
     } catch (error) {
       if (!(error instanceof InvalidPolicyError)) throw error;
-      problems.push(`ClusterImagePolicy/${policy.metadata.name}: ${error.message}`);
+      problems.push(`${label}: ${error.message}`);
     }
+  };
+  for (const policy of objects.policies)
+    compiles(`ClusterImagePolicy/${policy.metadata.name}`, () => compilePolicy(policy));
+  for (const policy of objects.imagePolicies) {
+    const { namespace, name } = policy.metadata;
+    compiles(`ImagePolicy/${namespace}/${name}`, () => compilePolicy(policy));
+  }
+  for (const exception of objects.exceptions) {
+    const { namespace, name } = exception.metadata;
+    compiles(`ImagePolicyException/${namespace}/${name}`, () => compileException(exception));
   }
   if (problems.length > 0) {
     const more =

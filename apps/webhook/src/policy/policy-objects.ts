@@ -1,13 +1,18 @@
 import {
   type ClusterImagePolicy,
   FieldError,
+  type ImagePolicy,
+  type ImagePolicyException,
   isObject,
   POLICY_CONTROLLER_CONFIG_NAME,
   type PolicyControllerConfig,
   type PolicyMode,
   parseClusterImagePolicy,
+  parseImagePolicy,
+  parseImagePolicyException,
   parsePolicyControllerConfig,
   parseTrustRoot,
+  SIGNET_POLICY_GROUP,
   type TrustRoot,
 } from '@signet/k8s-types';
 
@@ -27,11 +32,15 @@ export interface SecretData {
 }
 
 /**
- * A ClusterImagePolicy that does not parse. It is never dropped: what it may have matched (the
- * globs that can be read, or every image when one cannot) is denied in its mode until it is fixed.
+ * A ClusterImagePolicy (or a namespace's ImagePolicy) that does not parse. It is never dropped:
+ * what it may have matched (the globs that can be read, or every image when one cannot; in its
+ * namespace, for an ImagePolicy) is denied in its mode until it is fixed.
  */
 export interface UnreadablePolicy {
+  readonly kind: 'ClusterImagePolicy' | 'ImagePolicy';
   readonly name: string;
+  /** An ImagePolicy's namespace. */
+  readonly namespace?: string;
   readonly apiVersion: string | undefined;
   /** The globs it names, when all of them are strings; `undefined` means it may match anything. */
   readonly globs: readonly string[] | undefined;
@@ -45,12 +54,16 @@ export interface UnreadablePolicy {
 /** Everything a policy source (a YAML file, or watches on a cluster) provides. */
 export interface PolicyObjects {
   readonly policies: readonly ClusterImagePolicy[];
+  /** Namespaces' ImagePolicies (policy.signet.dev). */
+  readonly imagePolicies: readonly ImagePolicy[];
+  /** Namespaces' ImagePolicyExceptions; one that does not parse applies to nothing. */
+  readonly exceptions: readonly ImagePolicyException[];
   /** Policies that could not be parsed: they deny what they may have matched. */
   readonly unreadable: readonly UnreadablePolicy[];
   readonly trustRoots: readonly TrustRoot[];
   readonly config: PolicyControllerConfig;
   readonly secrets: readonly SecretData[];
-  /** The ConfigMaps of the webhook's namespace, for `configMapRef` policies. */
+  /** The ConfigMaps `configMapRef` policies may read (the webhook's namespace; an ImagePolicy's own). */
   readonly configMaps: readonly ConfigMapData[];
   /** Objects that could not be used, with the reason; the others still apply. */
   readonly problems: readonly PolicyProblem[];
@@ -61,6 +74,8 @@ export interface ObjectRef {
   readonly apiVersion: string;
   readonly kind: string;
   readonly name: string;
+  /** Set for a namespaced object. */
+  readonly namespace?: string;
 }
 
 export interface PolicyProblem {
@@ -124,10 +139,20 @@ export function secretFromObject(object: Record<string, unknown>, fallbackNamesp
 function refOf(object: unknown): ObjectRef | undefined {
   if (!isObject(object) || !isObject(object.metadata)) return undefined;
   const { kind, apiVersion } = object;
-  const name = object.metadata.name;
+  const { name, namespace } = object.metadata;
   if (typeof kind !== 'string' || typeof apiVersion !== 'string' || typeof name !== 'string')
     return undefined;
-  return { apiVersion, kind, name };
+  return {
+    apiVersion,
+    kind,
+    name,
+    ...(isSignetObject(object) && typeof namespace === 'string' ? { namespace } : {}),
+  };
+}
+
+/** A `policy.signet.dev` object (other projects have kinds named ImagePolicy too, e.g. Flux). */
+function isSignetObject(object: Record<string, unknown>): boolean {
+  return typeof object.apiVersion === 'string' && object.apiVersion.startsWith(`${SIGNET_POLICY_GROUP}/`);
 }
 
 function generationOf(object: unknown): number | undefined {
@@ -138,7 +163,9 @@ function generationOf(object: unknown): number | undefined {
 
 function labelOf(object: unknown, index: number): string {
   if (isObject(object) && typeof object.kind === 'string' && isObject(object.metadata)) {
-    const name = object.metadata.name;
+    const { name, namespace } = object.metadata;
+    if (typeof name === 'string' && typeof namespace === 'string' && isSignetObject(object))
+      return `${object.kind}/${namespace}/${name}`;
     if (typeof name === 'string') return `${object.kind}/${name}`;
   }
   return `document ${index + 1}`;
@@ -159,9 +186,11 @@ export function problemWith(object: unknown, index: number, error: unknown): Pol
 
 /**
  * Sorts a list of Kubernetes objects into what Signet uses: ClusterImagePolicies (v1beta1 and
- * v1alpha1), TrustRoots, the `config-policy-controller` ConfigMap and Secrets. A bad object is
- * reported in `problems` with its name and field path, and the rest still apply. Other kinds are
- * ignored. The config is read before the policies, since `fail-on-empty-authorities` applies.
+ * v1alpha1), TrustRoots, ImagePolicies and ImagePolicyExceptions (policy.signet.dev), the
+ * `config-policy-controller` ConfigMap and Secrets. A bad object is reported in `problems` with its
+ * name and field path, and the rest still apply. Other kinds are ignored. The config is read before
+ * the policies, since `fail-on-empty-authorities` applies. `namespace` is that of objects that
+ * name none.
  */
 export function collectPolicyObjects(objects: readonly unknown[], namespace: string): PolicyObjects {
   const problems: PolicyProblem[] = [];
@@ -179,40 +208,108 @@ export function collectPolicyObjects(objects: readonly unknown[], namespace: str
       report(object, index, error);
     }
   });
-  const policies: ClusterImagePolicy[] = [];
-  const unreadable: UnreadablePolicy[] = [];
-  const trustRoots: TrustRoot[] = [];
-  const secrets: SecretData[] = [];
-  const configMaps: ConfigMapData[] = [];
+  const sorted: Sorted = {
+    policies: [],
+    imagePolicies: [],
+    exceptions: [],
+    unreadable: [],
+    trustRoots: [],
+    secrets: [],
+    configMaps: [],
+  };
   objects.forEach((object, index) => {
     if (object === null || object === undefined) return;
     try {
       if (!isObject(object)) throw new FieldError('INVALID_OBJECT', '', 'must be a Kubernetes object');
-      switch (object.kind) {
-        case 'ClusterImagePolicy':
-          policies.push(
-            parseClusterImagePolicy(object, { failOnEmptyAuthorities: config.failOnEmptyAuthorities }),
-          );
-          break;
-        case 'TrustRoot':
-          trustRoots.push(parseTrustRoot(object));
-          break;
-        case 'Secret':
-          secrets.push(secretFromObject(object, namespace));
-          break;
-        case 'ConfigMap':
-          configMaps.push(configMapFromObject(object, namespace));
-          break;
-        default:
-          break;
-      }
+      sortObject(object, sorted, config, namespace);
     } catch (error) {
       report(object, index, error);
-      if (isObject(object) && object.kind === 'ClusterImagePolicy')
-        unreadable.push(unreadablePolicy(object, index, error));
+      const policy = isObject(object) ? unreadableOf(object, index, error, namespace) : undefined;
+      if (policy) sorted.unreadable.push(policy);
     }
   });
-  return { policies, unreadable, trustRoots, config, secrets, configMaps, problems };
+  const { policies, imagePolicies, exceptions, unreadable, trustRoots, secrets, configMaps } = sorted;
+  return {
+    policies,
+    imagePolicies,
+    exceptions,
+    unreadable,
+    trustRoots,
+    config,
+    secrets,
+    configMaps,
+    problems,
+  };
+}
+
+type Sorted = {
+  -readonly [K in Exclude<
+    keyof PolicyObjects,
+    'config' | 'problems'
+  >]: PolicyObjects[K] extends readonly (infer T)[] ? T[] : never;
+};
+
+/** Parses `object` into its list in `sorted`; throws what the parser throws. Other kinds are ignored. */
+function sortObject(
+  object: Record<string, unknown>,
+  sorted: Sorted,
+  config: PolicyControllerConfig,
+  namespace: string,
+): void {
+  const { failOnEmptyAuthorities } = config;
+  switch (object.kind) {
+    case 'ClusterImagePolicy':
+      sorted.policies.push(parseClusterImagePolicy(object, { failOnEmptyAuthorities }));
+      break;
+    case 'TrustRoot':
+      sorted.trustRoots.push(parseTrustRoot(object));
+      break;
+    case 'ImagePolicy':
+      if (isSignetObject(object))
+        sorted.imagePolicies.push(parseImagePolicy(object, { namespace, failOnEmptyAuthorities }));
+      break;
+    case 'ImagePolicyException':
+      if (isSignetObject(object)) sorted.exceptions.push(parseImagePolicyException(object, { namespace }));
+      break;
+    case 'Secret':
+      sorted.secrets.push(secretFromObject(object, namespace));
+      break;
+    case 'ConfigMap':
+      sorted.configMaps.push(configMapFromObject(object, namespace));
+      break;
+    default:
+      break;
+  }
+}
+
+/** The stand-in of a policy that does not parse, which denies what it may match; none for other kinds. */
+function unreadableOf(
+  object: Record<string, unknown>,
+  index: number,
+  error: unknown,
+  namespace: string,
+): UnreadablePolicy | undefined {
+  if (object.kind === 'ClusterImagePolicy') return unreadablePolicy(object, index, error);
+  if (object.kind === 'ImagePolicy' && isSignetObject(object))
+    return unreadableImagePolicy(object, index, error, namespace);
+  return undefined;
+}
+
+/**
+ * What can still be read of an ImagePolicy that does not parse: it denies what it may match in
+ * its namespace (enforce, as every ImagePolicy), or nothing when even its namespace is unreadable.
+ */
+function unreadableImagePolicy(
+  object: Record<string, unknown>,
+  index: number,
+  error: unknown,
+  fallbackNamespace: string,
+): UnreadablePolicy | undefined {
+  const metadata = isObject(object.metadata) ? object.metadata : {};
+  const written = metadata.namespace;
+  const namespace = typeof written === 'string' && written !== '' ? written : fallbackNamespace;
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) return undefined;
+  return { ...unreadablePolicy(object, index, error), kind: 'ImagePolicy', namespace, mode: 'enforce' };
 }
 
 /** What can still be read of a ClusterImagePolicy that does not parse. */
@@ -225,6 +322,7 @@ function unreadablePolicy(object: Record<string, unknown>, index: number, error:
   );
   const readable = globs.length > 0 && globs.every((glob) => glob !== undefined && glob !== '');
   return {
+    kind: 'ClusterImagePolicy',
     name: typeof metadata.name === 'string' && metadata.name !== '' ? metadata.name : `unnamed-${index + 1}`,
     apiVersion: typeof object.apiVersion === 'string' ? object.apiVersion : undefined,
     globs: readable ? (globs as string[]) : undefined,
@@ -238,6 +336,8 @@ function unreadablePolicy(object: Record<string, unknown>, index: number, error:
 export function mergePolicyObjects(all: readonly PolicyObjects[]): PolicyObjects {
   return {
     policies: all.flatMap((o) => o.policies),
+    imagePolicies: all.flatMap((o) => o.imagePolicies),
+    exceptions: all.flatMap((o) => o.exceptions),
     unreadable: all.flatMap((o) => o.unreadable),
     trustRoots: all.flatMap((o) => o.trustRoots),
     secrets: all.flatMap((o) => o.secrets),

@@ -12,7 +12,10 @@ export type StatusKind = 'ClusterImagePolicy' | 'TrustRoot';
 export interface ReadyCondition {
   readonly type: 'Ready';
   readonly status: 'True' | 'False';
-  /** CamelCase: Compiled, Loaded, Unreadable, Invalid, Unavailable, AuthorityUnavailable. */
+  /**
+   * CamelCase: Compiled, Loaded, Unreadable, Invalid, Unavailable, AuthorityUnavailable; an
+   * exception's Active, Expired, TooLong.
+   */
   readonly reason: string;
   readonly message: string;
 }
@@ -34,11 +37,11 @@ export const AUTHORITIES_ANNOTATION = 'signet.dev/authorities';
 /** Messages the API server stores are kept short. */
 const MAX_MESSAGE = 1024;
 
-function clip(text: string): string {
+export function clip(text: string): string {
   return text.length <= MAX_MESSAGE ? text : `${text.slice(0, MAX_MESSAGE - 1)}…`;
 }
 
-function authorityList(authorities: readonly CompiledAuthority[]): string {
+export function authorityList(authorities: readonly CompiledAuthority[]): string {
   return authorities
     .map((a) => `${a.name}: ${a.type === 'static' ? `static ${a.action}` : a.type}`)
     .join(', ');
@@ -50,7 +53,8 @@ function consequence(policy: SnapshotPolicy): string {
     : 'it denies every image it matches until fixed';
 }
 
-function policyCondition(policy: SnapshotPolicy): ReadyCondition {
+/** A ClusterImagePolicy's or ImagePolicy's `Ready` condition, from its compiled record. */
+export function policyCondition(policy: SnapshotPolicy): ReadyCondition {
   if (policy.broken !== undefined) {
     const reason =
       policy.brokenKind === 'unreadable'
@@ -66,7 +70,7 @@ function policyCondition(policy: SnapshotPolicy): ReadyCondition {
       message: clip(`${policy.broken}${retry}; ${consequence(policy)}`),
     };
   }
-  const { authorities } = policy.verify.compiled;
+  const { authorities } = policy.toVerify.compiled;
   const unavailable = authorities.flatMap((a) =>
     a.type !== 'static' && a.state.kind === 'unavailable'
       ? [`authority ${a.name}: ${a.state.reason.message}`]
@@ -103,7 +107,7 @@ function trustRootCondition(state: TrustRootState): ReadyCondition {
 
 /** The status of every ClusterImagePolicy and TrustRoot the snapshot was compiled from. */
 export function desiredStatuses(snapshot: PolicySnapshot): DesiredStatus[] {
-  const policies = snapshot.set.policies.map(
+  const policies = snapshot.policySet.policies.map(
     (policy): DesiredStatus => ({
       kind: 'ClusterImagePolicy',
       name: policy.name,
@@ -111,7 +115,7 @@ export function desiredStatuses(snapshot: PolicySnapshot): DesiredStatus[] {
       condition: policyCondition(policy),
       annotations:
         policy.broken === undefined
-          ? { [AUTHORITIES_ANNOTATION]: clip(authorityList(policy.verify.compiled.authorities)) }
+          ? { [AUTHORITIES_ANNOTATION]: clip(authorityList(policy.toVerify.compiled.authorities)) }
           : {},
     }),
   );
@@ -141,7 +145,11 @@ interface StoredCondition {
  * types, e.g. policy-controller's, are dropped); `lastTransitionTime` changes only when the
  * condition's status does.
  */
-export function statusUpdate(current: unknown, desired: DesiredStatus, now: Date): object | undefined {
+export function statusUpdate(
+  current: unknown,
+  desired: Pick<DesiredStatus, 'generation' | 'condition' | 'annotations'>,
+  now: Date,
+): object | undefined {
   const stored = (typeof current === 'object' && current !== null ? current : {}) as {
     observedGeneration?: unknown;
     conditions?: unknown;

@@ -1,6 +1,8 @@
 import type { AdmissionDecision, ImageReference } from '@signet/core';
 import {
+  type CompiledException,
   type CompiledPolicy,
+  compileException,
   compilePolicy,
   type ImageCheck,
   InvalidPolicyError,
@@ -12,12 +14,13 @@ import {
   planChecks,
   policySet,
 } from '@signet/core';
-import type { ClusterImagePolicy, PolicyControllerConfig } from '@signet/k8s-types';
+import type { ClusterImagePolicy, ImagePolicy, PolicyControllerConfig } from '@signet/k8s-types';
 import {
   type CelHost,
   type CompileContext,
   type CompiledAuthorities,
   compileAuthorities,
+  compileImagePolicyAuthorities,
   type KmsKeySource,
   type LivingTrustRoot,
   PolicyCompileError,
@@ -25,22 +28,25 @@ import {
   type PolicyToVerify,
   type RemotePolicyFetch,
   type RemoteTrustRoots,
+  SIGNATURE_FORMATS,
+  type SignatureFormats,
   TrustRootError,
   type TrustRootOptions,
   type TrustRootResolver,
   trustRootResolver,
 } from '@signet/verifier';
 import { version } from '../version.js';
-import { PolicyReads, policyFingerprint, recordingContext } from './fingerprint.js';
+import { type FingerprintInputs, PolicyReads, policyFingerprint, recordingContext } from './fingerprint.js';
 import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-objects.js';
 import { staleIfErrorOf } from './stale-if-error-annotation.js';
 
 /**
- * One ClusterImagePolicy, compiled once per change: core's half (globs, match selectors, mode)
+ * One ClusterImagePolicy or ImagePolicy, compiled once per change: core's half (globs, match selectors, mode)
  * and the verifier's half (authorities, revision), in one record so nothing is joined by name.
  */
 export interface SnapshotPolicy extends CompiledPolicy {
-  readonly verify: PolicyToVerify;
+  /** The policy as the verifier takes it: its compiled authorities and revision. */
+  readonly toVerify: PolicyToVerify;
   /** Why the policy cannot be enforced as written; it then denies what it matches, saying so. */
   readonly broken: string | undefined;
   /**
@@ -68,12 +74,18 @@ export interface TrustRootState {
 
 /** Everything an admission needs about policies, compiled once per change and swapped atomically. */
 export interface PolicySnapshot {
-  readonly set: PolicySet<SnapshotPolicy>;
+  /** The policies, sorted by name, as core matches them (with the no-match policy). */
+  readonly policySet: PolicySet<SnapshotPolicy>;
   readonly config: PolicyControllerConfig;
   /** Policies that exist but cannot be enforced as written: they deny what they match. */
   readonly broken: ReadonlyMap<string, string>;
   /** Every TrustRoot object by name, parsed or not, and whether it loads. */
   readonly trustRoots: ReadonlyMap<string, TrustRootState>;
+  /**
+   * ImagePolicyExceptions that apply to nothing because they do not parse or compile, by
+   * `namespace/name`, with why (for their status).
+   */
+  readonly unusableExceptions: ReadonlyMap<string, UnusableException>;
   readonly loadedAt: Date;
   /** What must be verified for a decision, each image with the records of the policies it must pass. */
   checksFor(
@@ -81,8 +93,14 @@ export interface PolicySnapshot {
     subject: MatchSubject,
     options?: PlanOptions,
   ): ImageCheck<SnapshotPolicy>[];
-  /** The policies one image must pass in the context of `subject`. */
-  match(reference: ImageReference, subject: MatchSubject): PolicyMatch<SnapshotPolicy>;
+  /** The policies one image must pass in the context of `subject`, exceptions valid at `now` removed. */
+  match(reference: ImageReference, subject: MatchSubject, now?: number): PolicyMatch<SnapshotPolicy>;
+}
+
+/** An ImagePolicyException that applies to nothing as written, and why. */
+export interface UnusableException {
+  readonly message: string;
+  readonly generation: number | undefined;
 }
 
 export interface CompileOptions {
@@ -114,6 +132,10 @@ export interface CompileOptions {
    * one policy and loads only the TrustRoots it uses.
    */
   readonly loadAllTrustRoots?: boolean;
+  /** The longest an ImagePolicyException may live, creation to expiry (default 30 days). */
+  readonly maxExceptionLifetimeMs?: number;
+  /** What authorities may name in `signatureFormat`, and read without it (default `SIGNATURE_FORMATS`). */
+  readonly formats?: SignatureFormats;
 }
 
 export interface CompileResult {
@@ -142,7 +164,6 @@ function brokenAuthorities(policy: CompiledPolicy, problem: string): CompiledAut
         name: 'policy-error',
         index: 0,
         sources: [],
-        signatureFormat: 'legacy',
         attestations: [],
       },
     ],
@@ -156,43 +177,74 @@ interface Matcher {
   readonly broken: string | undefined;
 }
 
+type AnyPolicy = ClusterImagePolicy | ImagePolicy;
+
 /** A stand-in for a policy that does not parse, matching what it may have matched. */
-function placeholderOf(policy: UnreadablePolicy): ClusterImagePolicy {
+function placeholderOf(policy: UnreadablePolicy): AnyPolicy {
+  const metadata = {
+    name: policy.name,
+    ...(policy.generation === undefined ? {} : { generation: policy.generation }),
+  };
+  const images = (policy.globs ?? ['**']).map((glob) => ({ glob }));
+  if (policy.kind === 'ImagePolicy') {
+    return {
+      apiVersion: 'policy.signet.dev/v1alpha1',
+      kind: 'ImagePolicy',
+      metadata: { ...metadata, namespace: policy.namespace ?? '' },
+      spec: { images, authorities: [] },
+    };
+  }
   return {
     apiVersion:
       policy.apiVersion === 'policy.sigstore.dev/v1alpha1'
         ? policy.apiVersion
         : 'policy.sigstore.dev/v1beta1',
     kind: 'ClusterImagePolicy',
-    metadata: {
-      name: policy.name,
-      ...(policy.generation === undefined ? {} : { generation: policy.generation }),
-    },
-    spec: { images: (policy.globs ?? ['**']).map((glob) => ({ glob })), authorities: [], mode: policy.mode },
+    metadata,
+    spec: { images, authorities: [], mode: policy.mode },
+  };
+}
+
+/** `policy` without its `match` entries, and matching every image when `everyImage`. */
+function broadened(policy: AnyPolicy, everyImage: boolean): AnyPolicy {
+  const images = everyImage ? [{ glob: '**' }] : policy.spec.images;
+  if (policy.kind === 'ImagePolicy') {
+    const { match: _match, ...spec } = policy.spec;
+    return { ...policy, spec: { ...spec, images } };
+  }
+  const { match: _match, ...spec } = policy.spec;
+  return { ...policy, spec: { ...spec, images } };
+}
+
+/** How problems and Events name a policy. */
+function problemAbout(policy: AnyPolicy): Pick<PolicyProblem, 'object' | 'ref'> {
+  const { name } = policy.metadata;
+  if (policy.kind === 'ImagePolicy') {
+    const { namespace } = policy.metadata;
+    return {
+      object: `ImagePolicy/${namespace}/${name}`,
+      ref: { apiVersion: policy.apiVersion, kind: policy.kind, name, namespace },
+    };
+  }
+  return {
+    object: `ClusterImagePolicy/${name}`,
+    ref: { apiVersion: policy.apiVersion, kind: policy.kind, name },
   };
 }
 
 /**
- * Core's matcher for `cip`. A policy whose globs or selectors are invalid still guards what it may
- * have matched: its valid globs without the selectors, or every image when a glob is invalid.
+ * Core's matcher for `policy`. A policy whose globs or selectors are invalid still guards what it
+ * may have matched: its valid globs without the selectors, or every image when a glob is invalid.
  */
-function matcherOf(cip: ClusterImagePolicy, broken: string | undefined, problems: PolicyProblem[]): Matcher {
+function matcherOf(policy: AnyPolicy, broken: string | undefined, problems: PolicyProblem[]): Matcher {
   try {
-    return { matcher: compilePolicy(cip), broken };
+    return { matcher: compilePolicy(policy), broken };
   } catch (error) {
     if (!(error instanceof InvalidPolicyError)) throw error;
-    const name = cip.metadata.name;
-    problems.push({
-      object: `ClusterImagePolicy/${name}`,
-      ref: { apiVersion: cip.apiVersion, kind: cip.kind, name },
-      message: error.message,
-      cause: error,
-    });
-    const { match: _match, ...unselected } = cip.spec;
-    const fallbacks = [unselected, { ...unselected, images: [{ glob: '**' }] }];
-    for (const spec of fallbacks) {
+    problems.push({ ...problemAbout(policy), message: error.message, cause: error });
+    for (const everyImage of [false, true]) {
       try {
-        return { matcher: compilePolicy({ ...cip, spec }), broken: broken ?? error.message };
+        return { matcher: compilePolicy(broadened(policy, everyImage)), broken: broken ?? error.message };
       } catch {
         // an invalid glob: fall back to matching every image
       }
@@ -206,9 +258,9 @@ async function compileRecord(
   { matcher, broken: unusable }: Matcher,
   unusableKind: 'unreadable' | 'invalid',
   base: CompileContext,
-  fingerprinting: { readonly signet: string; readonly config: PolicyControllerConfig },
+  fingerprinting: Omit<FingerprintInputs, 'policy' | 'reads'>,
 ): Promise<{ record: SnapshotPolicy; problem?: PolicyProblem; retry: boolean }> {
-  const cip: ClusterImagePolicy = matcher.policy;
+  const source = matcher.policy;
   // What this policy's compile reads goes into its fingerprint (the revision of its passes).
   const reads = new PolicyReads();
   const context = recordingContext(base, reads);
@@ -217,36 +269,59 @@ async function compileRecord(
     broken: string | undefined,
     brokenKind: SnapshotPolicy['brokenKind'],
   ): SnapshotPolicy => {
-    const revision = policyFingerprint({ ...fingerprinting, policy: cip, reads });
+    const revision = policyFingerprint({ ...fingerprinting, policy: source, reads });
     return {
       ...matcher,
-      verify: { name: matcher.name, mode: matcher.mode, revision, compiled },
+      toVerify: { name: matcher.name, mode: matcher.mode, revision, compiled },
       broken,
       brokenKind,
-      generation: cip.metadata.generation,
-      staleIfErrorMs: staleIfErrorOf(cip),
+      generation: source.metadata.generation,
+      staleIfErrorMs: staleIfErrorOf(source),
     };
   };
   if (unusable !== undefined) {
     return { record: record(brokenAuthorities(matcher, unusable), unusable, unusableKind), retry: false };
   }
   try {
-    return { record: record(await compileAuthorities(cip, context), undefined, undefined), retry: false };
+    const compiled =
+      source.kind === 'ImagePolicy'
+        ? await compileImagePolicyAuthorities(source, context)
+        : await compileAuthorities(source, context);
+    return { record: record(compiled, undefined, undefined), retry: false };
   } catch (error) {
     const passing = error instanceof PolicyCompileError && PASSING_CODES.has(error.code);
     const broken = (error as Error).message;
     return {
       record: record(brokenAuthorities(matcher, broken), broken, passing ? 'passing' : 'invalid'),
       problem: {
-        object: `ClusterImagePolicy/${matcher.name}`,
-        ref: { apiVersion: cip.apiVersion, kind: cip.kind, name: matcher.name },
+        ...problemAbout(source),
         message: broken,
         cause: error,
-        ...(cip.metadata.generation === undefined ? {} : { generation: cip.metadata.generation }),
+        ...(source.metadata.generation === undefined ? {} : { generation: source.metadata.generation }),
       },
       retry: passing,
     };
   }
+}
+
+/** The exceptions that compile; one with an invalid glob is reported and applies to nothing. */
+function compileExceptions(objects: PolicyObjects, problems: PolicyProblem[]): CompiledException[] {
+  return objects.exceptions.flatMap((exception) => {
+    try {
+      return [compileException(exception)];
+    } catch (error) {
+      if (!(error instanceof InvalidPolicyError)) throw error;
+      const { name, namespace } = exception.metadata;
+      problems.push({
+        object: `ImagePolicyException/${namespace}/${name}`,
+        ref: { apiVersion: exception.apiVersion, kind: exception.kind, name, namespace },
+        message: error.message,
+        cause: error,
+        ...(exception.metadata.generation === undefined ? {} : { generation: exception.metadata.generation }),
+      });
+      return [];
+    }
+  });
 }
 
 /**
@@ -263,10 +338,12 @@ export async function compileSnapshot(
   const problems: PolicyProblem[] = [...objects.problems];
   const matchers = [
     ...objects.policies.map((cip) => matcherOf(cip, undefined, problems)),
+    ...objects.imagePolicies.map((policy) => matcherOf(policy, undefined, problems)),
     ...objects.unreadable.map((policy) =>
       matcherOf(placeholderOf(policy), `cannot be parsed: ${policy.reason}`, problems),
     ),
   ];
+  const exceptions = compileExceptions(objects, problems);
   const secrets = new Map(objects.secrets.map((s) => [`${s.namespace}/${s.name}`, s.data]));
   const configMaps = new Map(objects.configMaps.map((c) => [`${c.namespace}/${c.name}`, c.data]));
   const resolver = trustRootResolver(objects.trustRoots, {
@@ -275,7 +352,11 @@ export async function compileSnapshot(
     ...(options.defaultRoot ? { defaultRoot: options.defaultRoot } : {}),
     ...(options.remoteRoots ? { remoteRoots: options.remoteRoots } : {}),
   });
-  const unreadable = new Set(objects.unreadable.map((policy) => policy.name));
+  const unreadable = new Set(
+    objects.unreadable.map((policy) =>
+      policy.kind === 'ImagePolicy' ? `${policy.namespace}/${policy.name}` : policy.name,
+    ),
+  );
   const context: CompileContext = {
     trustRoots: resolver,
     lookupSecret: (namespace, name) => secrets.get(`${namespace}/${name}`),
@@ -286,6 +367,7 @@ export async function compileSnapshot(
     ...(options.offline ? { offline: true } : {}),
     ...(options.fetchRemotePolicy ? { fetchRemotePolicy: options.fetchRemotePolicy } : {}),
     ...(options.kmsKeys ? { kmsKeys: options.kmsKeys } : {}),
+    ...(options.formats ? { formats: options.formats } : {}),
     enableOCI11: objects.config.enableOCI11,
   };
   const compiledRecords = await Promise.all(
@@ -293,6 +375,7 @@ export async function compileSnapshot(
       compileRecord(m, unreadable.has(m.matcher.name) ? 'unreadable' : 'invalid', context, {
         signet: options.signetVersion ?? version(),
         config: objects.config,
+        formats: (options.formats ?? SIGNATURE_FORMATS).defaults,
       }),
     ),
   );
@@ -303,23 +386,42 @@ export async function compileSnapshot(
     options.loadAllTrustRoots === false
       ? new Map<string, TrustRootState>()
       : await trustRootStates(objects, resolver);
-  const set = policySet(records, { noMatchPolicy: objects.config.noMatchPolicy });
+  const set = policySet(records, {
+    noMatchPolicy: objects.config.noMatchPolicy,
+    exceptions,
+    ...(options.maxExceptionLifetimeMs === undefined
+      ? {}
+      : { maxExceptionLifetimeMs: options.maxExceptionLifetimeMs }),
+  });
   const broken = new Map(
-    set.policies.flatMap((r) => (r.broken === undefined ? [] : [[r.name, r.broken] as const])),
+    [...set.policies, ...[...set.namespaced.values()].flat()].flatMap((r) =>
+      r.broken === undefined ? [] : [[r.name, r.broken] as const],
+    ),
   );
   return {
     snapshot: {
-      set,
+      policySet: set,
       config: objects.config,
       broken,
       trustRoots,
+      unusableExceptions: unusableExceptions(problems),
       loadedAt: options.now?.() ?? new Date(),
       checksFor: (decision, subject, plan) => planChecks(decision, set, subject, plan),
-      match: (reference, subject) => matchPolicies(set, reference, subject),
+      match: (reference, subject, now) => matchPolicies(set, reference, subject, now),
     },
     problems,
     retry,
   };
+}
+
+/** The exceptions the problems are about (they do not parse, or their globs do not compile). */
+function unusableExceptions(problems: readonly PolicyProblem[]): Map<string, UnusableException> {
+  const unusable = new Map<string, UnusableException>();
+  for (const { ref, message, generation } of problems) {
+    if (ref?.kind !== 'ImagePolicyException' || ref.namespace === undefined) continue;
+    unusable.set(`${ref.namespace}/${ref.name}`, { message, generation });
+  }
+  return unusable;
 }
 
 /**

@@ -28,14 +28,26 @@ import {
   parseClusterImagePolicy,
   parseTrustRoot,
 } from '@signet/k8s-types';
-import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/admission-app.js';
+import type { ReviewContext, ReviewHandler, ReviewOutcome } from '../http/review.js';
+import { type InputReference, referencedInputs } from './namespaced-references.js';
+import { exceptionProblems, isNamespacedPolicyKind, readImagePolicy } from './namespaced-validation.js';
 import type { PolicyObjects } from './policy-objects.js';
-import { type CompileOptions, compileSnapshot, type PolicySnapshot } from './policy-store.js';
+import {
+  type CompileOptions,
+  compileSnapshot,
+  type PolicySnapshot,
+  type SnapshotPolicy,
+} from './policy-store.js';
 import type { ValidationCapacity } from './validation-capacity.js';
 
 export interface PolicyValidatorOptions {
   /** The objects policies are compiled against now; `undefined` until they are loaded. */
   readonly view: () => PolicyObjects | undefined;
+  /**
+   * True on a cluster: Signet reads a team's Secrets and ConfigMaps only once a stored ImagePolicy
+   * names them (ADR 0028), so what a new ImagePolicy names may exist without being in the view.
+   */
+  readonly readsInputsByReference?: boolean;
   /** As the running snapshot compiles; its engines and CEL host are replaced by the capacity's. */
   readonly compile: CompileOptions;
   readonly capacity: ValidationCapacity;
@@ -142,25 +154,47 @@ async function checkPolicy(
     if (error instanceof FieldError || error instanceof InvalidPolicyError) return refused(messageOf(error));
     throw error;
   }
-  const candidate: PolicyObjects = { ...view, policies: [policy], unreadable: [], problems: [] };
+  const candidate: PolicyObjects = {
+    ...view,
+    policies: [policy],
+    imagePolicies: [],
+    exceptions: [],
+    unreadable: [],
+    problems: [],
+  };
   const snapshot = await compileChecked(candidate, options, context, false);
   if (isOutcome(snapshot)) return snapshot;
-  const record = snapshot.set.policies[0];
-  if (record === undefined) return admitted('compiled');
+  return compiledOutcome(snapshot.policySet.policies[0]);
+}
+
+/**
+ * The answer for a policy compiled as the running snapshot would: refused only if it cannot be
+ * enforced. `notYet` are warnings to add; an authority unavailable for a reason `unread` knows
+ * (a Secret Signet has not read yet) is said by them instead.
+ */
+function compiledOutcome(
+  record: SnapshotPolicy | undefined,
+  notYet: readonly string[] = [],
+  unread: (message: string) => boolean = () => false,
+): ReviewOutcome {
+  if (record === undefined) return admitted('compiled', notYet);
   if (record.broken !== undefined) {
     // Offline, nothing is fetched: what may pass is an engine that failed (out of time or memory).
     if (record.brokenKind === 'passing')
       return notChecked('not-checked-engine', 503, 'ServiceUnavailable', `${record.broken}; try again`);
     return refused(record.broken);
   }
-  const warnings = record.verify.compiled.authorities.flatMap((a) =>
-    a.type !== 'static' && a.state.kind === 'unavailable' && a.state.reason.code !== 'NOT_FETCHED'
+  const warnings = record.toVerify.compiled.authorities.flatMap((a) =>
+    a.type !== 'static' &&
+    a.state.kind === 'unavailable' &&
+    a.state.reason.code !== 'NOT_FETCHED' &&
+    !unread(a.state.reason.message)
       ? [
           `authority ${JSON.stringify(a.name)}: ${a.state.reason.message}: images it matches fail it until that exists`,
         ]
       : [],
   );
-  return admitted('compiled', warnings);
+  return admitted('compiled', [...warnings, ...notYet]);
 }
 
 async function checkTrustRoot(
@@ -179,6 +213,8 @@ async function checkTrustRoot(
   const candidate: PolicyObjects = {
     ...view,
     policies: [],
+    imagePolicies: [],
+    exceptions: [],
     unreadable: [],
     trustRoots: [root],
     problems: [],
@@ -190,6 +226,59 @@ async function checkTrustRoot(
   if (problem.passing)
     return admitted('compiled', [`${problem.message} (Signet tries again when policies change)`]);
   return refused(problem.message);
+}
+
+/** An ImagePolicy: refused when it would loosen the cluster (see `looseningsOf`) or cannot compile. */
+async function checkImagePolicy(
+  request: AdmissionRequest,
+  view: PolicyObjects,
+  options: PolicyValidatorOptions,
+  context: ReviewContext,
+): Promise<ReviewOutcome> {
+  const policy = readImagePolicy(request, view);
+  if (typeof policy === 'string') return refused(policy);
+  const unread = options.readsInputsByReference ? unreadInputs(request.object, view) : [];
+  const notYet =
+    unread.length === 0
+      ? []
+      : [
+          `${unread.map((r) => `${r.kind} ${r.namespace}/${r.name}`).join(', ')}: read by Signet once this ImagePolicy is stored; its status says whether it compiled`,
+        ];
+  // A policy program cannot be checked without its ConfigMap: its status will say.
+  if (unread.some((r) => r.kind === 'ConfigMap')) return admitted('not-checked-unread', notYet);
+  const candidate: PolicyObjects = {
+    ...view,
+    policies: [],
+    imagePolicies: [policy],
+    exceptions: [],
+    unreadable: [],
+    problems: [],
+  };
+  const snapshot = await compileChecked(candidate, options, context, false);
+  if (isOutcome(snapshot)) return snapshot;
+  const record = snapshot.policySet.namespaced.get(policy.metadata.namespace)?.[0];
+  return compiledOutcome(record, notYet, (message) =>
+    unread.some((r) => message === `Secret ${r.namespace}/${r.name} not found`),
+  );
+}
+
+/** What `object` (an ImagePolicy) names that the view does not hold. */
+function unreadInputs(object: unknown, view: PolicyObjects): InputReference[] {
+  const held = new Set([
+    ...view.secrets.map((s) => `Secret/${s.namespace}/${s.name}`),
+    ...view.configMaps.map((c) => `ConfigMap/${c.namespace}/${c.name}`),
+  ]);
+  return referencedInputs(object).filter((r) => !held.has(`${r.kind}/${r.namespace}/${r.name}`));
+}
+
+/** An ImagePolicyException: refused without a reason, expired, or living longer than allowed. */
+function checkException(
+  request: AdmissionRequest,
+  view: PolicyObjects,
+  options: PolicyValidatorOptions,
+): ReviewOutcome {
+  const { refusal, warnings } = exceptionProblems(request, view, options.compile);
+  return refusal === undefined ? admitted('compiled', warnings) : refused(refusal);
 }
 
 /** The `/validate-policy` handler. */
@@ -204,6 +293,10 @@ export function policyValidator(options: PolicyValidatorOptions): ReviewHandler 
     if (view === undefined) return NOT_LOADED;
     if (request.kind.kind === 'ClusterImagePolicy') return checkPolicy(object, view, options, context);
     if (request.kind.kind === 'TrustRoot') return checkTrustRoot(object, view, options, context);
+    if (isNamespacedPolicyKind(request.kind, 'ImagePolicy'))
+      return checkImagePolicy(request, view, options, context);
+    if (isNamespacedPolicyKind(request.kind, 'ImagePolicyException'))
+      return checkException(request, view, options);
     return admitted('not-checked');
   };
 }

@@ -16,7 +16,8 @@ import {
   livingPublicGoodRoot,
   type RemoteTrustRoots,
 } from '@signet/verifier';
-import type { ServeConfig } from '../commands/serve-config.js';
+import type { ServeConfig } from '../config.js';
+import type { Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import { kmsKeyStore, type OutboundSettings, remoteTrustRoots } from '../outbound.js';
@@ -37,6 +38,18 @@ type Config = Pick<ServeConfig, 'kmsRefreshMs' | 'tuf'> & {
   /** The operator's allowances (--private-host, --kms-endpoint); none when absent. */
   readonly registries?: OutboundSettings;
 };
+
+/** The refresh timers as a part: each change calls `onChange` (which compiles the policies again). */
+export function refreshing(inputs: RefreshedInputs, onChange: () => void): Part {
+  let stopTimers: (() => void) | undefined;
+  return {
+    name: 'KMS key and trust root refresh',
+    start: () => {
+      stopTimers = inputs.start(onChange);
+    },
+    stop: () => stopTimers?.(),
+  };
+}
 
 /** A root is refreshed at most this soon again when its metadata is about to expire. */
 const MIN_REFRESH_MS = 5_000;

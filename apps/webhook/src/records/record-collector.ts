@@ -1,11 +1,12 @@
 // Garbage collection of verification records, by the replica holding the status Lease (one
-// collector per cluster): records older than they can ever be used (the longest grace period in
+// collector per cluster; a leader-only part, ADR 0023: being started is holding the Lease): records older than they can ever be used (the longest grace period in
 // force, and at least the cache TTL) go, then the oldest beyond the limit, down to 90% of it so that
 // new passes can be written, and objects that are not Signet's (they admit nothing anyway) once
 // they are 10 minutes old (time for every replica to have read a replaced key). Each delete carries
 // the resourceVersion read: a record refreshed meanwhile is kept.
 import type { KubeApi } from '../kube/kube-api.js';
 import { statusOf } from '../kube/kube-errors.js';
+import type { Election, Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
 import { RECORD_GROUP, RECORD_PLURAL, RECORD_VERSION } from './record-format.js';
 import type { RecordMetrics } from './record-metrics.js';
@@ -17,8 +18,8 @@ export interface RecordCollectorOptions {
   readonly store: Pick<RecordStore, 'all' | 'listed'>;
   readonly logger: Logger;
   readonly metrics: RecordMetrics;
-  /** True while this replica holds the Lease. */
-  readonly leading: () => boolean;
+  /** The Lease whose holder collects (the policy status Lease). */
+  readonly election: Election;
   /** How old a record may become before it is of no use (read at every sweep: policies change). */
   readonly maxAgeMs: () => number;
   readonly maxRecords: number;
@@ -35,7 +36,9 @@ const CALL_TIMEOUT_MS = 5_000;
 
 export type CollectReason = 'expired' | 'over-limit' | 'rejected';
 
-export class RecordCollector {
+export class RecordCollector implements Part {
+  readonly name = 'verification record collection';
+  readonly leader: Election;
   readonly #o: RecordCollectorOptions;
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
@@ -44,11 +47,13 @@ export class RecordCollector {
   constructor(options: RecordCollectorOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
+    this.leader = options.election;
   }
 
-  start(): void {
+  /** Sweeps every interval until `signal` aborts (the Lease lost, or Signet stopping). */
+  start(signal: AbortSignal): void {
     const tick = () => {
-      this.#running = this.sweep()
+      this.#running = this.sweep(signal)
         .then(() => undefined)
         .catch((error: unknown) => this.#o.logger.warn({ err: error }, 'verification records sweep failed'))
         .finally(() => {
@@ -88,16 +93,16 @@ export class RecordCollector {
     return doomed;
   }
 
-  /** One pass, when this replica leads and the records were listed. */
-  async sweep(): Promise<number> {
-    if (!this.#o.leading() || !this.#o.store.listed) return 0;
+  /** One pass, once the records were listed; it ends early when `signal` aborts (the Lease lost). */
+  async sweep(signal?: AbortSignal): Promise<number> {
+    if (signal?.aborted === true || !this.#o.store.listed) return 0;
     const doomed = this.plan().slice(0, this.#o.maxDeletes ?? 1_000);
     let next = 0;
     let deleted = 0;
     const worker = async () => {
       for (;;) {
         const item = doomed[next++];
-        if (item === undefined || !this.#o.leading()) return;
+        if (item === undefined || signal?.aborted === true) return;
         if (await this.#delete(item.record)) {
           deleted++;
           this.#o.metrics.collected.inc({ reason: item.reason });

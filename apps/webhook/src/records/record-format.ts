@@ -29,6 +29,7 @@ export type RecordSigner =
 export interface RecordFields {
   /** `registry/repository@sha256:...`: the digest that was verified, in its repository. */
   readonly image: string;
+  /** The ClusterImagePolicy's name, or the ImagePolicy's `namespace/name`. */
   readonly policy: string;
   /** The policy's fingerprint when it was verified (`sha256:...`). */
   readonly fingerprint: string;
@@ -56,7 +57,8 @@ export interface RecordObject {
 /** Bounds of what a record may hold, also in the CRD's schema. */
 export const RECORD_LIMITS = {
   image: 4096,
-  policy: 253,
+  /** A ClusterImagePolicy's name, or an ImagePolicy's `namespace/name` (63 + 1 + 253). */
+  policy: 317,
   text: 1024,
   signers: 16,
   verifiedBy: 253,

@@ -1,5 +1,6 @@
 // `signet serve`'s verification-record flags, described once (help, README tables) and validated here.
 import type { FlagSpec, FlagValues } from '../cli/flags.js';
+import type { RecordsServeConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
 import { MAX_STALE_IF_ERROR_MS } from '../policy/stale-if-error-annotation.js';
@@ -37,14 +38,6 @@ export const RECORDS_SERVE_FLAGS: readonly FlagSpec[] = [
     description: "the Secret in Signet's namespace holding the records' HMAC key (created when missing)",
   },
 ];
-
-export interface RecordsServeConfig {
-  readonly enabled: boolean;
-  /** 0: stale-if-error off (records still share passes). */
-  readonly staleIfErrorMs: number;
-  readonly maxRecords: number;
-  readonly keySecret: string;
-}
 
 export function recordsServeConfigFrom(flags: FlagValues): RecordsServeConfig {
   const grace = flags['stale-if-error'] as string | undefined;

@@ -1,9 +1,11 @@
-// Verification records, as one part of a running Signet (cluster mode, `--verification-records`):
-// the key, the informer, the batched writer and the collector, and the two faces the admission
-// pipeline sees: the verifier's shared cache (`passes`: a pass any replica verified within the
+// Verification records, as two parts of a running Signet (cluster mode, `--verification-records`;
+// ADR 0023): this one, on every replica, holds the key, the informer and the batched writer; its
+// `collector` is a leader-only part of its own, on the policy status Lease. The admission pipeline
+// sees two faces: the verifier's shared cache (`passes`: a pass any replica verified within the
 // cache TTL is reused instead of asking the registry) and stale-if-error (`grace`: a record within
 // the grace period admits an image the registry cannot be asked about now, with a warning, an
-// Event on the Pod's owner and a metric). Start it, stop it; nothing else reaches inside.
+// Event on the Pod's owner and a metric). It starts before the ports and stops after them, so the
+// passes of the last in-flight reviews are still written.
 import {
   CLOCK_SKEW_MS,
   formatAge,
@@ -12,9 +14,11 @@ import {
   type PassRecord,
 } from '@signet/core';
 import { type AdmissionRequest, controllerOf } from '@signet/k8s-types';
-import type { DigestRef, PassRecords, PolicyCheck, PolicyToVerify, RecordedPass } from '@signet/verifier';
+import type { DigestRef } from '@signet/registry';
+import type { PassRecords, PolicyCheck, PolicyToVerify, RecordedPass } from '@signet/verifier';
 import type { GraceRecords } from '../admission/grace.js';
 import type { KubeApi } from '../kube/kube-api.js';
+import type { Election, Part } from '../lifecycle/part.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot } from '../policy/policy-store.js';
@@ -42,8 +46,8 @@ export interface VerificationRecordsOptions {
   readonly staleIfErrorMs: number;
   /** Records at most (`--max-verification-records`). */
   readonly maxRecords: number;
-  /** True while this replica holds the Lease (it collects). */
-  readonly leading: () => boolean;
+  /** The Lease whose holder collects (the policy status Lease). */
+  readonly election: Election;
   /** The policies now: their own grace periods bound how long records are kept. */
   readonly policies: () => PolicySnapshot | undefined;
   readonly now?: () => number;
@@ -51,10 +55,12 @@ export interface VerificationRecordsOptions {
   readonly sweepMs?: number;
 }
 
-export class VerificationRecords {
+export class VerificationRecords implements Part {
+  readonly name = 'verification records';
   readonly key: RecordKey;
   readonly store: RecordStore;
   readonly writer: RecordWriter;
+  /** A leader-only part of its own: the records' garbage collection. */
   readonly collector: RecordCollector;
   readonly metrics: RecordMetrics;
   /** The verifier's shared cache. */
@@ -90,7 +96,7 @@ export class VerificationRecords {
       store: this.store,
       logger,
       metrics: this.metrics,
-      leading: options.leading,
+      election: options.election,
       maxAgeMs: () => this.#maxAgeMs(),
       maxRecords: options.maxRecords,
       now,
@@ -109,22 +115,24 @@ export class VerificationRecords {
     };
   }
 
+  /** Reads the key and lists the records in the background (a lookup before then is a miss). */
   start(): void {
     this.key.start();
     this.store.start();
-    this.collector.start();
   }
 
+  /** Writes what is queued (bounded), then stops reading. */
   async stop(): Promise<void> {
     await this.writer.stop();
-    await this.collector.stop();
     this.key.stop();
     await this.store.stop();
   }
 
   /** Records are useless past the longest grace period in force, and never before the cache TTL. */
   #maxAgeMs(): number {
-    const own = (this.#o.policies()?.set.policies ?? []).map((p) => p.staleIfErrorMs ?? 0);
+    const set = this.#o.policies()?.policySet;
+    const policies = set ? [...set.policies, ...[...set.namespaced.values()].flat()] : [];
+    const own = policies.map((p) => p.staleIfErrorMs ?? 0);
     return Math.max(this.#o.cacheTtlMs, this.#o.staleIfErrorMs, ...own);
   }
 

@@ -107,7 +107,7 @@ spec:
     logger: createLogger({ destination: logs }),
     metrics: new SignetMetrics({ defaultMetrics: false }),
   });
-  expect(signet.store.current?.set.policies.map((p) => p.name)).toEqual(['release', 'warned']);
+  expect(signet.store.current?.policySet.policies.map((p) => p.name)).toEqual(['release', 'warned']);
   base = `https://127.0.0.1:${signet.servers.port}`;
 }, 30 * 60_000);
 

@@ -10,9 +10,11 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { GracedPolicy, PassRecord } from '@signet/core';
 import { type AdmissionRequest, parseAdmissionReviewJson } from '@signet/k8s-types';
+import type { DigestRef } from '@signet/registry';
 import type * as Testbed from '@signet/testbed';
-import type { DigestRef, PassRecords, PolicyCheck, PolicyToVerify } from '@signet/verifier';
+import type { PassRecords, PolicyCheck, PolicyToVerify } from '@signet/verifier';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Admission, assembleAdmission } from '../../src/admission/assemble-admission.js';
 import type { GraceRecords } from '../../src/admission/grace.js';
 import type { ReviewContext } from '../../src/http/review.js';
 import { createLogger } from '../../src/logger.js';
@@ -26,7 +28,6 @@ import {
   recordName,
   signedRecord,
 } from '../../src/records/record-format.js';
-import { type Admission, assembleAdmission } from '../../src/signet.js';
 import { review, workload } from '../reviews.js';
 
 const NS = 'signet-system';
@@ -219,7 +220,7 @@ async function replica(records: Records, options: { yaml?: string; ttlMs?: numbe
 }
 
 function fingerprintOf(admission: Admission, policy: string): string {
-  return admission.store.current?.set.policies.find((p) => p.name === policy)?.verify.revision ?? '';
+  return admission.store.current?.policySet.policies.find((p) => p.name === policy)?.toVerify.revision ?? '';
 }
 
 async function admit(admission: Admission, kind: string, image: string, options: { dryRun?: boolean } = {}) {

@@ -3,27 +3,23 @@ import { auditServeConfigFrom } from '../../src/audit/audit-flags.js';
 import { UsageError } from '../../src/errors.js';
 
 describe('signet serve audit flags', () => {
-  it('reads them, with the Pod name as the Lease identity', () => {
+  it("reads them (the Lease identity is the server's: see serve-config.test.ts)", () => {
     expect(
-      auditServeConfigFrom(
-        {
-          'audit-interval': '30m',
-          'audit-all-namespaces': true,
-          'audit-concurrency': '2',
-          'audit-max-results': '50',
-          'audit-lease': 'scan',
-        },
-        { POD_NAME: 'signet-abc' },
-      ),
+      auditServeConfigFrom({
+        'audit-interval': '30m',
+        'audit-all-namespaces': true,
+        'audit-concurrency': '2',
+        'audit-max-results': '50',
+        'audit-lease': 'scan',
+      }),
     ).toEqual({
       intervalMs: 1_800_000,
       allNamespaces: true,
       concurrency: 2,
       maxResults: 50,
       leaseName: 'scan',
-      identity: 'signet-abc',
     });
-    expect(auditServeConfigFrom({ 'audit-interval': '0' }, {}).intervalMs).toBe(0);
+    expect(auditServeConfigFrom({ 'audit-interval': '0' }).intervalMs).toBe(0);
   });
 
   it.each([
@@ -33,6 +29,6 @@ describe('signet serve audit flags', () => {
     [{ 'audit-max-results': '1e9' }, '--audit-max-results must be a whole number from 1 to 5000, got "1e9"'],
     [{ 'audit-lease': 'Not_A_Name' }, '--audit-lease must be a Kubernetes object name, got "Not_A_Name"'],
   ])('refuses %j', (flags, message) => {
-    expect(() => auditServeConfigFrom(flags, {})).toThrow(new UsageError(message));
+    expect(() => auditServeConfigFrom(flags)).toThrow(new UsageError(message));
   });
 });

@@ -6,6 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { PassRecord } from '@signet/core';
 import type { KubeObject } from '@signet/k8s-types';
 import { describe, expect, it } from 'vitest';
+import { assembleAdmission } from '../../src/admission/assemble-admission.js';
 import { auditReport } from '../../src/audit/audit-report.js';
 import { auditTable } from '../../src/audit/audit-table.js';
 import { auditSubjectsWith } from '../../src/audit/auditor.js';
@@ -15,7 +16,6 @@ import { createLogger } from '../../src/logger.js';
 import { SignetMetrics } from '../../src/metrics.js';
 import { parsePolicyYaml } from '../../src/policy/policy-file.js';
 import { compileSnapshot } from '../../src/policy/policy-store.js';
-import { assembleAdmission } from '../../src/signet.js';
 
 const DEAD = '127.0.0.1:1';
 const DIGEST = `sha256:${'d'.repeat(64)}`;
@@ -71,7 +71,7 @@ async function admissionWith(records: Map<string, number>) {
     namespace: 'signet-system',
   });
   if (snapshot === undefined) throw new Error('policies did not compile');
-  const fingerprint = snapshot.set.policies.find((p) => p.name === 'release')?.verify.revision ?? '';
+  const fingerprint = snapshot.policySet.policies.find((p) => p.name === 'release')?.toVerify.revision ?? '';
   const admission = assembleAdmission({
     logger: createLogger({ level: 'silent' }),
     metrics: new SignetMetrics({ defaultMetrics: false }),
@@ -132,8 +132,8 @@ describe('drain risk', () => {
     const admission = await admissionWith(records);
     const subjects = auditSubjects(
       [
-        deployment('ok', 'registry.example/ok/app@sha256:' + 'a'.repeat(64)),
-        deployment('bad', 'registry.example/bad/app@sha256:' + 'b'.repeat(64)),
+        deployment('ok', `registry.example/ok/app@sha256:${'a'.repeat(64)}`),
+        deployment('bad', `registry.example/bad/app@sha256:${'b'.repeat(64)}`),
         deployment('recorded', `${DEAD}/team/app@${DIGEST}`),
         deployment('unrecorded', `${DEAD}/team/other@${DIGEST}`),
         deployment('by-tag', `${DEAD}/team/app:v1`),

@@ -79,6 +79,7 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
       [{ podAnnotations: { a: 1 } }, '/podAnnotations/a'],
       [{ podDisruptionBudget: { enabled: 'auto' } }, '/podDisruptionBudget/enabled'],
       [{ verification: { cacheTTL: 'five minutes' } }, '/verification/cacheTTL'],
+      [{ verification: { signatureFormatDefault: 'notation' } }, '/verification/signatureFormatDefault'],
       [{ config: { noMatchPolicy: 'maybe' } }, '/config/noMatchPolicy'],
       [{ metrics: { serviceMonitor: { enabled: 1 } } }, '/metrics/serviceMonitor/enabled'],
       [{ tls: { certManager: { issuerRef: { kind: 'Vault' } } } }, '/tls/certManager/issuerRef/kind'],
@@ -88,6 +89,14 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
       expect(error, JSON.stringify(values)).toContain("values don't meet the specifications of the schema");
       expect(error, JSON.stringify(values)).toContain(message);
     }
+  });
+
+  it("verification.signatureFormatDefault: both formats by default, or policy-controller's legacy alone", async () => {
+    const args = async (values: object) => container(await renderChart(major, values)).args;
+    expect(await args({})).toContain('--signature-format-default=legacy,bundle');
+    const upstream = await args({ verification: { signatureFormatDefault: 'legacy' } });
+    expect(upstream).toContain('--signature-format-default=legacy');
+    expect(upstream).not.toContain('--signature-format-default=legacy,bundle');
   });
 
   it('tls.mode=secret without a caBundle fails with a message; with one it mounts the Secret', async () => {
@@ -365,14 +374,14 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
   });
 
   it('CRDs: the files, as templates that helm upgrade upgrades, kept on uninstall; none with installCRDs=false', async () => {
-    const crds = (await renderChart(major)).filter(
-      (o) => o.kind === 'CustomResourceDefinition' && o.metadata.name.endsWith('.policy.sigstore.dev'),
-    );
+    const ours = (o: K8sObject) =>
+      o.kind === 'CustomResourceDefinition' && /\.policy\.(sigstore|signet)\.dev$/.test(o.metadata.name);
+    const crds = (await renderChart(major)).filter(ours);
     const files = readdirSync(`${CHART_DIR}/files/crds`).map((f) => parse(readFileSync(`${CHART_DIR}/files/crds/${f}`, 'utf8')));
     expect(crds).toEqual(files);
     for (const crd of crds) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     const without = await renderChart(major, { installCRDs: false });
-    expect(without.some((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name.endsWith('.policy.sigstore.dev'))).toBe(false);
+    expect(without.some(ours)).toBe(false);
   });
 });
 
@@ -387,9 +396,12 @@ describe.each(HELM_MAJORS)('verification records under %s', (major: HelmMajor) =
       resources: ['verificationrecords'],
       verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
     });
-    // Nobody else is given the records: the ClusterRole does not name them.
-    const clusterRole = only<{ rules: { apiGroups: string[] }[] }>(objects, 'ClusterRole');
-    expect(clusterRole.rules.flatMap((r) => r.apiGroups)).not.toContain('signet.dev');
+    // Nobody else is given the records: no ClusterRole (Signet's, or those it aggregates) names them.
+    const clusterRoles = objects.filter((o) => o.kind === 'ClusterRole') as unknown as {
+      rules: { apiGroups: string[] }[];
+    }[];
+    expect(clusterRoles.length).toBeGreaterThan(0);
+    expect(clusterRoles.flatMap((role) => role.rules.flatMap((r) => r.apiGroups))).not.toContain('signet.dev');
     expect(container(objects).args).toEqual(
       expect.arrayContaining([
         '--verification-records',

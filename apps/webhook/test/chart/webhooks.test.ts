@@ -103,6 +103,13 @@ describe.each(HELM_MAJORS)('webhook configurations under %s', (major: HelmMajor)
         resources: ['clusterimagepolicies', 'trustroots'],
         scope: 'Cluster',
       },
+      {
+        apiGroups: ['policy.signet.dev'],
+        apiVersions: ['*'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['imagepolicies', 'imagepolicyexceptions'],
+        scope: 'Namespaced',
+      },
     ]);
     // Fails open: an unavailable Signet must not make a policy impossible to fix.
     expect(policies?.failurePolicy).toBe('Ignore');

@@ -26,6 +26,7 @@ let signed = '';
 let unsigned = '';
 let warnImage = '';
 let deadImage = '';
+let bundled = '';
 let policyFile = '';
 let manifests = '';
 
@@ -57,6 +58,8 @@ beforeAll(async () => {
     push(dead, 'dead/app', 'v1'),
   ]);
   await cosign.signLegacyKeyed(signed, pair);
+  bundled = await push(registry, 'team/app', 'v3');
+  await cosign.signBundleKeyed(bundled, pair);
   // `team/app:moving` names the signed image now; the Pod below pulled the unsigned one.
   await testbed.runCommand(crane, ['copy', '--insecure', signed, `${host}/team/app:moving`], {
     env: testbed.craneEnv(runDir),
@@ -246,7 +249,38 @@ describe('signet audit -f', () => {
     expect((await audit('-f', only, '--policy-file', policyFile, '-q')).code).toBe(0);
   });
 
+  it("passes cosign 3's default bundle under a policy that names no format, and not with --signature-format-default=legacy", async () => {
+    const file = join(runDir, 'bundled.yaml');
+    await writeFile(
+      file,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'b', namespace: 'shop' },
+        spec: { containers: [{ name: 'a', image: bundled }] },
+      }),
+    );
+    expect((await audit('-f', file, '--policy-file', policyFile, '-q')).code).toBe(0);
+    const upstream = await audit(
+      '-f',
+      file,
+      '--policy-file',
+      policyFile,
+      '-q',
+      '-o',
+      'json',
+      '--signature-format-default',
+      'legacy',
+    );
+    expect(upstream.code).toBe(1);
+    expect(upstream.out).toContain('which this authority does not read');
+  });
+
   it.each([
+    [
+      ['--signature-format-default', 'legacy,notation'],
+      '--signature-format-default must be signature formats separated by commas, each once (legacy, bundle), got "legacy,notation"',
+    ],
     [['--output', 'xml'], '--output must be table, json or yaml, got "xml"'],
     [['--concurrency', '0'], '--concurrency must be a whole number from 1 to 256, got "0"'],
     [['--timeout', 'soon'], '--timeout must be a duration like 30s, got "soon"'],

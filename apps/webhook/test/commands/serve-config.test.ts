@@ -20,6 +20,7 @@ describe('signet serve flags', () => {
       maxConnections: 1024,
       maxConnectionsPerSource: 256,
       webhookName: 'signet',
+      leaderIdentity: undefined,
       insecureRegistries: [],
       registries: {
         insecureRegistries: [],
@@ -31,6 +32,8 @@ describe('signet serve flags', () => {
       cacheTtlMs: 300_000,
       resolveDigests: true,
       allowUnpinnedTags: false,
+      signatureFormatDefault: ['legacy', 'bundle'],
+      exceptionMaxLifetimeMs: 30 * 24 * 3_600_000,
       maxRequestBytes: 4 * 1024 * 1024,
       policyValidationConcurrency: 2,
       shutdownDrainMs: 5000,
@@ -44,7 +47,6 @@ describe('signet serve flags', () => {
         concurrency: 4,
         maxResults: 500,
         leaseName: 'signet-audit',
-        identity: undefined,
       },
       records: {
         enabled: false,
@@ -102,6 +104,20 @@ describe('signet serve flags', () => {
     ).toThrow(/cannot be used with --policy-file/);
   });
 
+  it("reads the formats of an authority without signatureFormat: both, or policy-controller's legacy alone", () => {
+    const formats = (value: string) =>
+      serveConfigFrom({ ...files, 'signature-format-default': value }, {}).signatureFormatDefault;
+    expect(formats('legacy')).toEqual(['legacy']);
+    expect(formats('bundle, legacy')).toEqual(['bundle', 'legacy']);
+    for (const wrong of ['notation', 'legacy,legacy', '', 'legacy,']) {
+      expect(() => formats(wrong), wrong).toThrow(
+        `--signature-format-default must be signature formats separated by commas, each once (legacy, bundle), got ${JSON.stringify(wrong)}`,
+      );
+    }
+    const parsed = parseCommandLine(SERVE_COMMAND, ['--signature-format-default=legacy']);
+    expect(parsed.values['signature-format-default']).toBe('legacy');
+  });
+
   it('takes the client CA (required unless if-given) and the connection limits', () => {
     expect(serveConfigFrom({ ...files, 'client-ca-file': 'ca.crt' }, {}).clientAuth).toEqual({
       caFile: 'ca.crt',
@@ -151,6 +167,18 @@ describe('signet serve flags', () => {
       '--policy-validation-concurrency must be a whole number from 1 to 16, got "0"',
     ],
     [{ ...files, 'tuf-refresh': '48h' }, '--tuf-refresh must be a duration between 60s and 24h'],
+    [
+      { ...files, 'exception-max-lifetime': '30d' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
+    [
+      { ...files, 'exception-max-lifetime': '59m' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
+    [
+      { ...files, 'exception-max-lifetime': '8761h' },
+      '--exception-max-lifetime must be a duration from 1h to 8760h',
+    ],
     [{ ...files, 'tuf-mirror': 'tuf.example' }, '--tuf-mirror must be an http(s) URL'],
     [{ ...files, 'tuf-root': 'root.json' }, '--tuf-root and --tuf-cache-dir need --tuf-mirror'],
     [
@@ -220,6 +248,23 @@ describe('signet serve outbound flags', () => {
     const config = serveConfigFrom(values, {});
     expect(config.registries.privateHosts).toEqual(['gitlab.corp', 'tuf.corp:8080']);
     expect(config.registries.kmsEndpoints).toEqual(['localstack:4566', 'kms.corp.example']);
+  });
+});
+
+describe('signet serve Lease identity', () => {
+  it('is the Pod name unless given; --audit-identity is its old spelling', () => {
+    const base = ['--policy-file=p.yaml', '--tls-cert-file=c', '--tls-key-file=k'];
+    const from = (args: string[], env: NodeJS.ProcessEnv) => {
+      const parsed = parseCommandLine(SERVE_COMMAND, [...base, ...args]);
+      return { identity: serveConfigFrom(parsed.values, env).leaderIdentity, warnings: parsed.warnings };
+    };
+    expect(from([], { POD_NAME: 'signet-abc' })).toEqual({ identity: 'signet-abc', warnings: [] });
+    expect(from([], {})).toEqual({ identity: undefined, warnings: [] });
+    expect(from(['--leader-identity=replica-a'], { POD_NAME: 'signet-abc' }).identity).toBe('replica-a');
+    expect(from(['--audit-identity=replica-b'], {})).toEqual({
+      identity: 'replica-b',
+      warnings: ['--audit-identity is deprecated; use --leader-identity'],
+    });
   });
 });
 

@@ -21,6 +21,7 @@ let host = '';
 let signedTag = '';
 let signedDigest = '';
 let unsigned = '';
+let bundled = '';
 let policyFile = '';
 
 beforeAll(async () => {
@@ -38,6 +39,9 @@ beforeAll(async () => {
   signedTag = `${host}/team/app:v2`;
   unsigned = `${host}/team/app@${await testbed.pushRandomImage(registry, 'team/app', 'v1', { crane, workDir: runDir })}`;
   await cosign.signLegacyKeyed(`${host}/team/app@${signedDigest}`, key);
+  // cosign 3's default format: a Sigstore bundle (here in the fallback tag: distribution has no referrers API).
+  bundled = `${host}/team/app@${await testbed.pushRandomImage(registry, 'team/app', 'v3', { crane, workDir: runDir })}`;
+  await cosign.signBundleKeyed(bundled, key);
   const publicKey = (await readFile(key.publicKey, 'utf8')).trim().split('\n').join('\n          ');
   policyFile = join(runDir, 'policy.yaml');
   await writeFile(
@@ -92,6 +96,20 @@ describe('signet verify IMAGE', () => {
       result: 'fail',
       denials: [`spec.containers[0].image ${unsigned}: policy "release" (enforce): no signature found`],
     });
+  });
+
+  it("admits cosign 3's default bundle under a policy that names no format; --signature-format-default=legacy denies it as policy-controller does, saying where it is", async () => {
+    const either = await verify(bundled, '--policy-file', policyFile);
+    expect(either.code, either.out).toBe(0);
+    expect(either.out).toMatch(/authority "release-key": pass, 1 of 1 verified, signed by key release-key/);
+    const upstream = await verify(bundled, '--policy-file', policyFile, '--signature-format-default=legacy');
+    expect(upstream.code).toBe(1);
+    expect(upstream.out).toContain(
+      'authority "release-key": fail: no signature found in the legacy .sig/.att tags (the default signature format); the image has 1 Sigstore bundle (what cosign 3 writes by default), which this authority does not read',
+    );
+    const wrong = await verify(bundled, '--policy-file', policyFile, '--signature-format-default=notation');
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toContain('--signature-format-default must be signature formats separated by commas');
   });
 
   it('exits 3 when the registry cannot be read: plain HTTP without --insecure-registry, or down', async () => {

@@ -237,3 +237,56 @@ describe('migrationFindings on a cluster running policy-controller from its char
     });
   });
 });
+
+describe("Signet's own ImagePolicies and exceptions", () => {
+  const imagePolicy = (namespace: string, name: string): KubeObject => ({
+    apiVersion: 'policy.signet.dev/v1alpha1',
+    kind: 'ImagePolicy',
+    metadata: { name, namespace },
+    spec: { images: [{ glob: '**' }], authorities: [{ static: { action: 'fail' } }] },
+  });
+  const subjects = ['crd/imagepolicies.policy.signet.dev', 'crd/imagepolicyexceptions.policy.signet.dev'];
+
+  it('are said to be Signet-only, never carried over from policy-controller, which ignores them', async () => {
+    const findings = await migrationFindings(
+      state({
+        signetObjects: {
+          ImagePolicy: [
+            imagePolicy('shop', 'release'),
+            imagePolicy('team-b', 'ci'),
+            imagePolicy('shop', 'ci'),
+          ],
+          ImagePolicyException: [],
+        },
+      }),
+      { namespace: 'signet-system' },
+    );
+    const [policies, exceptions] = subjects.map((s) => bySubject(findings, s));
+    expect(policies).toEqual([
+      {
+        severity: 'ok',
+        subject: subjects[0],
+        message:
+          "ImagePolicy (policy.signet.dev) is Signet's own; policy-controller has no such kind, so nothing of it is carried over. 3 in namespaces shop, team-b: only Signet enforces them (policy-controller, still running, ignores them)",
+      },
+    ]);
+    expect(exceptions?.[0]?.message).toBe(
+      "ImagePolicyException (policy.signet.dev) is Signet's own; policy-controller has no such kind, so nothing of it is carried over. None yet: teams write them once Signet runs",
+    );
+  });
+
+  it('not installed, or not readable', async () => {
+    const findings = await migrationFindings(
+      state({ fromDeployments: [], signetObjects: { ImagePolicyException: { error: '403 Forbidden' } } }),
+      { namespace: 'signet-system' },
+    );
+    expect(bySubject(findings, subjects[0] ?? '')[0]).toMatchObject({
+      severity: 'ok',
+      message: expect.stringContaining("Not installed: Signet's chart installs it"),
+    });
+    expect(bySubject(findings, subjects[1] ?? '')[0]).toMatchObject({
+      severity: 'warning',
+      message: expect.stringContaining('Cannot be listed: 403 Forbidden'),
+    });
+  });
+});

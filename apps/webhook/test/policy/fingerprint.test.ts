@@ -4,7 +4,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { KmsKeySource, LivingTrustRoot } from '@signet/verifier';
-import { trustRootFromJSON } from '@signet/verifier';
+import { SIGNATURE_FORMATS, trustRootFromJSON } from '@signet/verifier';
 import { describe, expect, it } from 'vitest';
 import { parsePolicyYaml } from '../../src/policy/policy-file.js';
 import type { PolicyObjects } from '../../src/policy/policy-objects.js';
@@ -88,9 +88,9 @@ async function fingerprints(
     signetVersion: '1.2.3',
     ...options,
   });
-  const policies = snapshot?.set.policies ?? [];
+  const policies = snapshot?.policySet.policies ?? [];
   expect(policies.map((p) => p.broken)).toEqual([undefined, undefined, undefined]);
-  return Object.fromEntries(policies.map((p) => [p.name, p.verify.revision]));
+  return Object.fromEntries(policies.map((p) => [p.name, p.toVerify.revision]));
 }
 
 const objects = (options?: Parameters<typeof yaml>[0]) => parsePolicyYaml(yaml(options), 'signet-system');
@@ -140,5 +140,27 @@ describe('policy fingerprints', () => {
     );
     const after = await fingerprints(edited);
     for (const name of Object.keys(before)) expect(after[name]).not.toBe(before[name]);
+  });
+
+  it("change with what the policy requires without a spec change: Signet's annotations, the default signature formats", async () => {
+    const before = await fingerprints(objects());
+    // `signet.dev/index-signatures` changes what passes; `signet.dev/stale-if-error` (above) does not.
+    const indexed = parsePolicyYaml(
+      yaml().replace(
+        'name: by-kms, uid: u-2',
+        'name: by-kms, uid: u-2, annotations: { signet.dev/index-signatures: platforms }',
+      ),
+      'signet-system',
+    );
+    const annotated = await fingerprints(indexed);
+    expect(annotated['by-kms']).not.toBe(before['by-kms']);
+    expect({ ...annotated, 'by-kms': '' }).toEqual({ ...before, 'by-kms': '' });
+    // `--signature-format-default=legacy`: every authority without `signatureFormat` reads less.
+    const legacy = await fingerprints(objects(), { formats: SIGNATURE_FORMATS.withDefaults(['legacy']) });
+    for (const name of Object.keys(before)) expect(legacy[name]).not.toBe(before[name]);
+    const same = await fingerprints(objects(), {
+      formats: SIGNATURE_FORMATS.withDefaults(SIGNATURE_FORMATS.defaults),
+    });
+    expect(same).toEqual(before);
   });
 });

@@ -43,9 +43,9 @@ describe('policyApplier', () => {
   it('installs a compiled snapshot, one record per policy, and counts it', async () => {
     const { store, apply, metrics, logs } = setup();
     await apply(parsePolicyYaml(good, 'signet-system'));
-    const [policy] = store.current?.set.policies ?? [];
+    const [policy] = store.current?.policySet.policies ?? [];
     expect(policy).toMatchObject({ name: 'good', mode: 'enforce', broken: undefined });
-    expect(policy?.verify).toMatchObject({ name: 'good', mode: 'enforce' });
+    expect(policy?.toVerify).toMatchObject({ name: 'good', mode: 'enforce' });
     expect(await metrics.registry.getSingleMetricAsString('signet_policies')).toContain('state="active"} 1');
     expect(logs.lines.at(-1)).toMatchObject({ msg: 'policies loaded', policies: ['good'], broken: [] });
   });
@@ -66,9 +66,9 @@ spec:
         'signet-system',
       ),
     );
-    const rego = store.current?.set.policies.find((p) => p.name === 'rego');
+    const rego = store.current?.policySet.policies.find((p) => p.name === 'rego');
     expect(rego?.broken).toMatch(/rego/i);
-    expect(rego?.verify.compiled.authorities).toMatchObject([{ type: 'static', action: 'fail' }]);
+    expect(rego?.toVerify.compiled.authorities).toMatchObject([{ type: 'static', action: 'fail' }]);
     expect(store.current?.broken.has('rego')).toBe(true);
     expect(reported).toEqual([
       {
@@ -138,8 +138,8 @@ spec:
       'bad-selector:enforce',
       'numeric-glob:warn',
     ]);
-    const typo = snapshot.set.policies.find((p) => p.name === 'typo');
-    expect(typo?.verify.compiled.authorities).toMatchObject([
+    const typo = snapshot.policySet.policies.find((p) => p.name === 'typo');
+    expect(typo?.toVerify.compiled.authorities).toMatchObject([
       {
         type: 'static',
         action: 'fail',

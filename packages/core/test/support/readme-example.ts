@@ -78,5 +78,3 @@ const verdicts = planChecks(decision, policies, matchSubjectOf(request)).map((ch
 });
 const response = validatingResponse(summarizeAdmission(decision, verdicts));
 console.log(response.allowed, response.status?.message);
-// false spec.containers[0].image registry.example/app@sha256:aaaa…: policy "release" (enforce): no valid signature:
-//   1 found, 0 verified (signature does not match key "release-2026")

@@ -79,11 +79,16 @@ export function parseClusterImagePolicy(
     fail('kind', `must be "ClusterImagePolicy", got ${JSON.stringify(root.kind ?? null)}`);
   }
   const metadata = parseMetadata(root, fail);
-  const spec = parseSpec(specOf(root, fail), fail, options.failOnEmptyAuthorities ?? true);
+  const spec = parseClusterImagePolicySpec(specOf(root, fail), fail, options.failOnEmptyAuthorities ?? true);
   return { apiVersion, kind: 'ClusterImagePolicy', metadata, spec };
 }
 
-function parseSpec(spec: JsonObject, fail: Fail, failOnEmptyAuthorities: boolean): ClusterImagePolicySpec {
+/** The spec of a ClusterImagePolicy, which an ImagePolicy shares (with restrictions of its own). */
+export function parseClusterImagePolicySpec(
+  spec: JsonObject,
+  fail: Fail,
+  failOnEmptyAuthorities: boolean,
+): ClusterImagePolicySpec {
   const images = optionalList(spec, 'images', 'spec', fail, (value, path) => {
     const item = expectObject(value, path, fail);
     const glob = requiredString(item, 'glob', path, fail);

@@ -16,7 +16,8 @@ import {
   policyModeOf,
   type Source,
 } from '@signet/k8s-types';
-import type { RepositoryRef } from '../artifacts.js';
+import type { RepositoryRef } from '@signet/registry';
+import { SIGNATURE_FORMATS, type SignatureFormat, type SignatureFormats } from '../formats/index.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { type CompiledIdentity, compileIdentity } from '../sigstore/identity.js';
 import type { Requirements, SignatureCheck, SignerPolicy } from '../sigstore/verify.js';
@@ -24,6 +25,7 @@ import { type TrustRootResolver, trustRootResolver } from '../trust/compile.js';
 import type { CelHost } from './cel-host.js';
 import type { PolicyEngineHost, RemotePolicyFetch } from './engines.js';
 import { PolicyCompileError, type PolicySite } from './errors.js';
+import { type IndexSignatures, indexSignaturesOf } from './index-signatures.js';
 import {
   compileCertificates,
   compileKeys,
@@ -71,6 +73,8 @@ export interface CompileContext {
   readonly offline?: boolean;
   /** policy-controller's `enable-oci11` (its ConfigMap's switch): legacy-format authorities also read OCI 1.1 referrers. */
   readonly enableOCI11?: boolean;
+  /** The signature formats authorities choose from, and hints look in (default `SIGNATURE_FORMATS`). */
+  readonly formats?: SignatureFormats;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -97,9 +101,11 @@ interface AuthorityBase {
   readonly name: string;
   readonly index: number;
   readonly sources: readonly AuthoritySource[];
-  /** Which artifacts the authority considers: legacy `.sig`/`.att` tags, or Sigstore bundle referrers. */
-  readonly signatureFormat: 'legacy' | 'bundle';
-  /** Legacy format only: also look among OCI 1.1 referrers (`enable-oci11`). */
+  /**
+   * policy-controller's `enable-oci11`: the formats an authority reads also look among OCI 1.1
+   * referrers where they can (the legacy format: cosign's experimental signature referrers,
+   * in-toto attestation referrers).
+   */
   readonly oci11Referrers?: boolean;
   /** Wanted attestations; an authority with none verifies signatures instead. */
   readonly attestations: readonly CompiledAttestation[];
@@ -121,6 +127,15 @@ export type StaticAuthority = AuthorityBase & {
 
 export type SignerAuthority = AuthorityBase & {
   readonly type: 'key' | 'keyless';
+  /**
+   * The signature formats whose artifacts count (`signatureFormat`, or the defaults), in the order
+   * they are read: a format is read only when those before it found nothing that passes.
+   */
+  readonly formats: readonly SignatureFormat[];
+  /** `signatureFormat` as the policy wrote it; `undefined` when the authority reads the defaults. */
+  readonly signatureFormat: string | undefined;
+  /** Every other registered format: read only to say, on a denial, what the image has there. */
+  readonly otherFormats: readonly SignatureFormat[];
   readonly requirements: Requirements;
   readonly state: SignerState;
 };
@@ -143,6 +158,11 @@ export interface CompiledAuthorities {
   readonly mode: PolicyMode;
   readonly authorities: readonly CompiledAuthority[];
   readonly specPolicy: CompiledSpecPolicy | undefined;
+  /**
+   * Which signatures a Pod naming an image index needs (annotation `signet.dev/index-signatures`);
+   * `index` when absent, as policy-controller: those of the index's own digest.
+   */
+  readonly indexSignatures?: IndexSignatures;
 }
 
 export const DEFAULT_SYSTEM_NAMESPACE = 'cosign-system';
@@ -159,6 +179,7 @@ export async function compileAuthorities(
   context: CompileContext = {},
 ): Promise<CompiledAuthorities> {
   const policy = cip.metadata.name;
+  const indexSignatures = indexSignaturesOf(policy, cip.metadata.annotations);
   const resolver = context.trustRoots ?? trustRootResolver([]);
   const authorities = await Promise.all(
     cip.spec.authorities.map((authority, index) =>
@@ -172,6 +193,7 @@ export async function compileAuthorities(
     mode: policyModeOf(cip),
     authorities: Object.freeze(authorities),
     specPolicy,
+    indexSignatures,
   });
 }
 
@@ -192,8 +214,7 @@ async function compileAuthority(
     name,
     index,
     sources: compileSources(authority.source ?? [], site),
-    signatureFormat: authority.signatureFormat ?? 'legacy',
-    oci11Referrers: context.enableOCI11 === true && (authority.signatureFormat ?? 'legacy') === 'legacy',
+    oci11Referrers: context.enableOCI11 === true,
     attestations: await Promise.all(
       (authority.attestations ?? []).map((a, i) => compileAttestation(a, site, i, context)),
     ),
@@ -206,6 +227,7 @@ async function compileAuthority(
       message: authority.static.message,
     });
   }
+  const formats = formatsOf(authority, site, context);
   const keyContext: KeyRefContext = {
     lookupSecret: context.lookupSecret,
     secretNamespace: context.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
@@ -216,7 +238,30 @@ async function compileAuthority(
   const requirements = requirementsOf(authority);
   const type = authority.key !== undefined ? 'key' : 'keyless';
   const state = await signerState(authority, signer, requirements, resolver);
-  return Object.freeze({ ...base, type, requirements, state });
+  return Object.freeze({ ...base, type, ...formats, requirements, state });
+}
+
+/** The formats `authority` reads, and the others, from the registered formats. */
+function formatsOf(
+  authority: Authority,
+  site: PolicySite,
+  context: CompileContext,
+): Pick<SignerAuthority, 'formats' | 'otherFormats' | 'signatureFormat'> {
+  const registered = context.formats ?? SIGNATURE_FORMATS;
+  const formats = registered.select(authority.signatureFormat);
+  if (formats === undefined) {
+    const known = registered.all.map((format) => format.name).join(', ');
+    throw new PolicyCompileError(
+      'UNSUPPORTED_SIGNATURE_FORMAT',
+      { ...site, path: `${site.path}.signatureFormat` },
+      `${JSON.stringify(authority.signatureFormat)} is not a signature format this verifier reads (${known})`,
+    );
+  }
+  return {
+    formats,
+    otherFormats: registered.others(formats),
+    signatureFormat: authority.signatureFormat,
+  };
 }
 
 async function signerState(

@@ -22,8 +22,12 @@ export type PolicyCompileCode =
   | 'INVALID_CEL'
   /** A `source[].oci` that is not a repository name. */
   | 'INVALID_SOURCE'
+  /** A `signatureFormat` that is not registered (`CompileContext.formats`). */
+  | 'UNSUPPORTED_SIGNATURE_FORMAT'
   /** An authority that no parser should have let through (no key, keyless or static). */
-  | 'INVALID_AUTHORITY';
+  | 'INVALID_AUTHORITY'
+  /** A Signet annotation with a value it does not take (`signet.dev/index-signatures`). */
+  | 'INVALID_ANNOTATION';
 
 /** Where in a ClusterImagePolicy a problem is: field path and a label naming the authority/attestation. */
 export interface PolicySite {
@@ -37,7 +41,8 @@ export interface PolicySite {
 /**
  * A ClusterImagePolicy cannot be enforced as written. The message names the policy, the field
  * path and the authority or attestation: `ClusterImagePolicy "p": spec.authorities[0] (authority
- * "a"): ...`.
+ * "a"): ...`; a namespace's ImagePolicy, compiled as one, by its `namespace/name` (a
+ * ClusterImagePolicy's name has no `/`): `ImagePolicy "shop/release": ...`.
  */
 export class PolicyCompileError extends Error {
   override readonly name = 'PolicyCompileError';
@@ -49,7 +54,7 @@ export class PolicyCompileError extends Error {
 
   constructor(code: PolicyCompileCode, where: PolicySite, problem: string, options?: ErrorOptions) {
     super(
-      `ClusterImagePolicy ${JSON.stringify(where.policy)}: ${where.path} (${where.label}): ${problem}`,
+      `${where.policy.includes('/') ? 'ImagePolicy' : 'ClusterImagePolicy'} ${JSON.stringify(where.policy)}: ${where.path} (${where.label}): ${problem}`,
       options,
     );
     this.code = code;

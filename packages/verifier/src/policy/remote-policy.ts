@@ -6,11 +6,17 @@
 // Whoever writes the policy chooses the URL: it goes through the same private-address guard as a
 // registry's token realm (`OutboundNetwork`), and a failure to connect is said in a short class.
 import { createHash } from 'node:crypto';
-import { BodyTooLargeError, cancelQuietly, readCappedBody } from '../net/capped-body.js';
-import type { NetworkOptions } from '../net/dispatcher.js';
-import { OutboundNetwork } from '../net/outbound.js';
-import { dispatchFetch, type FetchFunction, type FetchResponse } from '../net/request.js';
-import { unreachable } from '../net/unreachable.js';
+import type { NetworkOptions } from '@signet/registry';
+import {
+  BodyTooLargeError,
+  cancelQuietly,
+  dispatchFetch,
+  type FetchFunction,
+  type FetchResponse,
+  OutboundNetwork,
+  readCappedBody,
+  unreachable,
+} from '@signet/registry';
 import type { RemotePolicyFetch } from './engines.js';
 
 export interface RemotePolicyOptions {

@@ -3,7 +3,10 @@
 // predicate type and policy (CEL in its worker threads, CUE and Rego in their engines, hence
 // async). Never throws.
 import type { FailureKind } from '@signet/core';
-import type { DigestRef, DiscoveredArtifact, DiscoveryRequest } from '../artifacts.js';
+import type { DigestRef, DiscoveryRequest } from '@signet/registry';
+import type { DiscoveredArtifact } from '../artifacts.js';
+import { discoveryRequests as requestsFor, type Search } from '../formats/discover.js';
+import type { Evidence, EvidenceNoun, SignatureFormat } from '../formats/index.js';
 import { decodeArtifact } from '../sigstore/decode.js';
 import { SignatureCheckError } from '../sigstore/errors.js';
 import { COSIGN_SIGN_PREDICATE_TYPE, type InTotoStatement } from '../sigstore/payload.js';
@@ -18,20 +21,25 @@ import {
   type RejectedArtifact,
 } from './results.js';
 
-/** Discovery requests for `authority` and `image`: one per `source[]` entry. */
+/** What an authority looks for: attestations when it names some, else image signatures. */
+export function evidenceOf(authority: CompiledAuthority): Evidence {
+  return authority.attestations.length > 0 ? 'attestations' : 'signatures';
+}
+
+/** What an authority's own discovery looks for: its sources, its formats, its evidence. */
+export function searchOf(authority: SignerAuthority): Search {
+  return {
+    sources: authority.sources,
+    formats: authority.formats,
+    evidence: evidenceOf(authority),
+    settings: { oci11Referrers: authority.oci11Referrers === true },
+  };
+}
+
+/** Discovery requests for `authority` and `image`: per `source[]` entry, per query of its formats. */
 export function discoveryRequests(authority: CompiledAuthority, image: DigestRef): DiscoveryRequest[] {
   if (authority.type === 'static') return [];
-  const attestations = authority.attestations.length > 0;
-  const legacy = authority.signatureFormat === 'legacy';
-  return authority.sources.map((source) => ({
-    image,
-    ...(source.signatureRepository === undefined ? {} : { signatureRepository: source.signatureRepository }),
-    ...(source.tagPrefix === undefined ? {} : { tagPrefix: source.tagPrefix }),
-    legacySignatures: legacy && !attestations,
-    legacyAttestations: legacy && attestations,
-    bundles: !legacy,
-    ...(authority.oci11Referrers ? { oci11Referrers: true } : {}),
-  }));
+  return requestsFor(searchOf(authority), image);
 }
 
 /**
@@ -42,7 +50,7 @@ export async function verifyAuthority(
   authority: CompiledAuthority,
   digest: string,
   artifacts: readonly DiscoveredArtifact[] | SignatureCheckError,
-  elsewhere?: OtherFormat,
+  elsewhere: readonly OtherFormat[] = [],
   signal?: AbortSignal,
 ): Promise<AuthorityCheck> {
   const name = authority.name;
@@ -52,7 +60,7 @@ export async function verifyAuthority(
   if (artifacts instanceof SignatureCheckError) return unavailableCheck(name, artifacts);
   const check = state.check;
   const wantsAttestations = authority.attestations.length > 0;
-  const considered = artifacts.filter((artifact) => considers(authority, artifact));
+  const considered = artifacts.filter((artifact) => considers(authority, artifact, authority.formats));
   const verified: VerifiedArtifact[] = [];
   const rejected: RejectedArtifact[] = [];
   for (const artifact of considered) {
@@ -75,7 +83,10 @@ export async function verifyAuthority(
     return {
       authority: name,
       passed: false,
-      failure: noValid(noun, counts, rejected, elsewhere),
+      failure:
+        counts.found === 0
+          ? failureOf('NO_SIGNATURES', nothingFound(noun, authority, elsewhere))
+          : noValid(noun, counts, rejected),
       counts,
       rejected,
     };
@@ -131,19 +142,14 @@ function staticCheck(authority: StaticAuthority): AuthorityCheck {
   };
 }
 
-/** Which found artifacts an authority looks at: its `signatureFormat`, signatures or attestations. */
-function considers(authority: CompiledAuthority, artifact: DiscoveredArtifact): boolean {
-  const attestations = authority.attestations.length > 0;
-  const format = artifact.format === 'unreadable' ? artifact.listedAs : artifact.format;
-  if (authority.signatureFormat === 'bundle') {
-    // Unsigned hint only: a signature authority skips bundles announced as other attestations.
-    const predicateType = artifact.format === 'bundle' ? artifact.predicateType : undefined;
-    return (
-      format === 'bundle' &&
-      (attestations || predicateType === undefined || predicateType === COSIGN_SIGN_PREDICATE_TYPE)
-    );
-  }
-  return format === (attestations ? 'legacy-attestation' : 'legacy-signature');
+/** Whether an authority reading `formats` looks at `artifact`: it counts as its evidence in one of them. */
+function considers(
+  authority: SignerAuthority,
+  artifact: DiscoveredArtifact,
+  formats: readonly SignatureFormat[],
+): boolean {
+  const evidence = evidenceOf(authority);
+  return formats.some((format) => format.counts(artifact, evidence));
 }
 
 /** A DSSE bundle counts as an image signature only with cosign's signing predicate type. */
@@ -165,44 +171,52 @@ function asCheckError(error: unknown): SignatureCheckError {
 const MAX_REASONS = 3;
 
 /**
- * What the image has in the format an authority does not read: the reason it found nothing says
+ * What the image has in a format an authority does not read: the reason it found nothing says
  * so, instead of a bare "no signature found" (cosign 3 writes bundles, older cosign `.sig` tags).
  */
 export interface OtherFormat {
-  readonly format: 'legacy' | 'bundle';
+  readonly format: SignatureFormat;
   readonly count: number;
 }
 
-/** The same authority reading the other format, to look for what it would have missed. */
-export function inOtherFormat(authority: SignerAuthority): SignerAuthority {
-  return { ...authority, signatureFormat: authority.signatureFormat === 'bundle' ? 'legacy' : 'bundle' };
-}
-
-/** How many of `artifacts` `authority` would consider (its format, signatures or attestations). */
+/** How many of `artifacts` `authority` would consider, reading `formats` (its own by default). */
 export function consideredCount(
-  authority: CompiledAuthority,
+  authority: SignerAuthority,
   artifacts: readonly DiscoveredArtifact[],
+  formats: readonly SignatureFormat[] = authority.formats,
 ): number {
-  return artifacts.filter((artifact) => considers(authority, artifact)).length;
+  return artifacts.filter((artifact) => considers(authority, artifact, formats)).length;
 }
 
-function nothingFound(noun: string, elsewhere: OtherFormat | undefined): string {
-  if (elsewhere === undefined) return `no ${noun} found`;
-  const n = elsewhere.count;
-  const s = n === 1 ? '' : 's';
-  if (elsewhere.format === 'legacy') {
-    return `no ${noun} found as a Sigstore bundle (signatureFormat: bundle); the image has ${n} legacy ${noun}${s} (the .sig/.att tags), which this authority does not read`;
-  }
-  return `no ${noun} found in the legacy .sig/.att tags; the image has ${n} Sigstore bundle${s} (what cosign 3 writes by default), which count only with signatureFormat: bundle`;
+/**
+ * "no signature found", and when other formats hold something: where the authority looked and why
+ * there only (its `signatureFormat`, or the deployment's default formats), and what they hold.
+ */
+function nothingFound(
+  noun: EvidenceNoun,
+  authority: SignerAuthority,
+  elsewhere: readonly OtherFormat[],
+): string {
+  // An attestation authority says which predicate types it wanted: "no attestation found" alone
+  // does not tell a provenance policy from an SBOM one.
+  const types = [...new Set(authority.attestations.map((a) => a.predicateType))];
+  const none = `no ${noun} found${types.length === 0 ? '' : ` (wanted: ${types.join(', ')})`}`;
+  if (elsewhere.length === 0) return none;
+  const { formats, signatureFormat } = authority;
+  const searched = formats.map((format) => format.searched(noun)).join(' or ');
+  const why =
+    signatureFormat === undefined
+      ? `the default signature format${formats.length === 1 ? '' : 's'}`
+      : `signatureFormat: ${signatureFormat}`;
+  const held = elsewhere.map(({ format, count }) => `the image has ${format.found(noun, count)}`);
+  return [`${none} ${searched} (${why})`, ...held].join('; ');
 }
 
 function noValid(
-  noun: string,
+  noun: EvidenceNoun,
   counts: ArtifactCounts,
   rejected: readonly RejectedArtifact[],
-  elsewhere?: OtherFormat,
 ): CheckFailure {
-  if (counts.found === 0) return failureOf('NO_SIGNATURES', nothingFound(noun, elsewhere));
   const reason = `no valid ${noun}: ${counts.found} found, 0 verified`;
   const kind: FailureKind = rejected.every((r) => r.error.kind === 'infrastructure')
     ? 'infrastructure'

@@ -36,8 +36,8 @@ export async function verifyPolicy(
   /** What discovery found for each authority, or why the registry could not be read for it. */
   artifactsFor: (authority: CompiledAuthority) => readonly DiscoveredArtifact[] | SignatureCheckError,
   inputs: SpecPolicyInputs = {},
-  /** What the image has in the format an authority does not read, to say so when it finds nothing. */
-  elsewhereFor: (authority: CompiledAuthority) => OtherFormat | undefined = () => undefined,
+  /** What the image has in formats an authority does not read, to say so when it finds nothing. */
+  elsewhereFor: (authority: CompiledAuthority) => readonly OtherFormat[] = () => [],
   /** Aborted when the answer is no longer awaited: CEL evaluations still waiting are dropped. */
   signal?: AbortSignal,
 ): Promise<PolicyCheck> {

@@ -8,8 +8,8 @@
 // fetched again at most every `retryAfterMs` however often policies are compiled.
 import { join } from 'node:path';
 import type { TrustRoot } from '@signet/k8s-types';
-import type { NetworkOptions } from '../net/dispatcher.js';
-import { OutboundNetwork } from '../net/outbound.js';
+import type { NetworkOptions } from '@signet/registry';
+import { OutboundNetwork } from '@signet/registry';
 import type { TrustRootError } from './errors.js';
 import { type LivingRootEvent, LivingTrustRoot } from './living-root.js';
 import type { CompiledTrustRoot } from './trusted-root.js';

@@ -10,11 +10,19 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import {
+  BodyTooLargeError,
+  cancelQuietly,
+  dispatchFetch,
+  type FetchFunction,
+  type FetchResponse,
+  type HostChooser,
+  OutboundNetwork,
+  readCappedBody,
+  UnreachableError,
+  unreachable,
+} from '@signet/registry';
 import type { Fetcher } from 'tuf-js';
-import { BodyTooLargeError, cancelQuietly, readCappedBody } from '../net/capped-body.js';
-import { type HostChooser, OutboundNetwork } from '../net/outbound.js';
-import { dispatchFetch, type FetchFunction, type FetchResponse } from '../net/request.js';
-import { UnreachableError, unreachable } from '../net/unreachable.js';
 import { isCacheFilePath } from './tuf-cache.js';
 
 /** Reads one file of the repository: resolves to its bytes, or rejects with {@link TufFileMissing}. */

@@ -4,8 +4,8 @@
 // reached only for `remote`, only through the injected `TufClient`, and under a deadline;
 // `repository` never leaves the process.
 import type { TrustRootRemote, TrustRootRepository } from '@signet/k8s-types';
-import type { NetworkOptions } from '../net/dispatcher.js';
-import { OutboundNetwork } from '../net/outbound.js';
+import type { NetworkOptions } from '@signet/registry';
+import { OutboundNetwork } from '@signet/registry';
 import { decodeBase64 } from '../sigstore/pem.js';
 import { TrustRootError } from './errors.js';
 import type { RemoteRootSpec, RemoteTrustRoots } from './remote-roots.js';

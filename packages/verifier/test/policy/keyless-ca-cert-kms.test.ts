@@ -12,7 +12,6 @@ import { parseAllDocuments } from 'yaml';
 import { compileAuthorities } from '../../src/policy/compile.js';
 import { verifyPolicy } from '../../src/policy/verify-policy.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
-import { loadTestbed } from '../registry/helpers/testbed.js';
 import {
   certify,
   DIGEST,
@@ -25,6 +24,7 @@ import {
   signBytes,
   simpleSigningPayload,
 } from '../support/fixtures.js';
+import { loadTestbed } from '../support/registry-helpers.js';
 
 const FILES = [
   'test/testdata/policy-controller/valid/valid-keylessref-awskms.yaml',

@@ -14,9 +14,9 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { FetchFunction } from '@signet/registry';
+import { dispatchFetch } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FetchFunction } from '../../src/net/request.js';
-import { dispatchFetch } from '../../src/net/request.js';
 import { remotePolicyFetcher } from '../../src/policy/remote-policy.js';
 import { listenInRange } from '../support/ports.js';
 

@@ -10,9 +10,9 @@ import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAuthorities } from '../../src/policy/compile.js';
 import { RemotePolicyError, remotePolicyFetcher } from '../../src/policy/remote-policy.js';
-import { loadTestbed } from '../registry/helpers/testbed.js';
 import { clusterImagePolicy } from '../support/policies.js';
 import { listenInRange } from '../support/ports.js';
+import { loadTestbed } from '../support/registry-helpers.js';
 
 const POLICY =
   'predicateType: "https://cosign.sigstore.dev/attestation/v1"\npredicate: Data: "foobar e2e test"\n';

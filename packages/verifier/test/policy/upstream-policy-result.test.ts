@@ -18,7 +18,7 @@ import { policyResult, requestedPredicateTypes } from '../../src/policy/verify-p
 import { decodeArtifact } from '../../src/sigstore/decode.js';
 import { certificateIdentity } from '../../src/sigstore/identity.js';
 import { leafCertificate, upstreamFields } from '../../src/sigstore/upstream-fields.js';
-import { loadTestbed } from '../registry/helpers/testbed.js';
+import { loadTestbed } from '../support/registry-helpers.js';
 
 /** A Go interpreted string literal's value (the escapes the test file uses). */
 function goString(literal: string): string {

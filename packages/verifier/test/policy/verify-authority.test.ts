@@ -3,12 +3,15 @@
 import { type AuthorityResult, describeCause, type PolicyVerdict } from '@signet/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FoundArtifact } from '../../src/artifacts.js';
+import { bundleFormat } from '../../src/formats/bundle.js';
+import { SIGNATURE_FORMATS } from '../../src/formats/index.js';
+import { legacyFormat } from '../../src/formats/legacy.js';
 import { type CompiledAuthorities, compileAuthorities } from '../../src/policy/compile.js';
 import type { AuthorityCheck } from '../../src/policy/results.js';
 import {
   consideredCount,
   discoveryRequests,
-  inOtherFormat,
+  type OtherFormat,
   verifyAuthority,
 } from '../../src/policy/verify-authority.js';
 import { type PolicyCheck, verifyPolicy } from '../../src/policy/verify-policy.js';
@@ -169,15 +172,17 @@ describe('signature authorities', () => {
     expect(describeCause(cause)).toMatch(/; 2 more reasons not shown$/);
   });
 
-  it('consider only the artifacts of its signature format', async () => {
+  it('consider only the artifacts of its signature format, and of both without one', async () => {
     const bundle = bundleArtifact(await dsseBundle(release, statement(COSIGN_SIGN_PREDICATE_TYPE, {}), []));
-    const legacy = await checkOne({ key: { data: RELEASE_PEM } }, [bundle]);
+    const legacy = await checkOne({ key: { data: RELEASE_PEM }, signatureFormat: 'legacy' }, [bundle]);
     expect(legacy).toMatchObject({ passed: false, counts: { found: 0 } });
     const bundled = await checkOne({ key: { data: RELEASE_PEM }, signatureFormat: 'bundle' }, [
       bundle,
       keyedSignature(),
     ]);
     expect(bundled).toMatchObject({ passed: true, counts: { found: 1, verified: 1 } });
+    const either = await checkOne({ key: { data: RELEASE_PEM } }, [bundle, keyedSignature()]);
+    expect(either).toMatchObject({ passed: true, counts: { found: 2, verified: 2 } });
   });
 
   it('not count attestation bundles as signatures', async () => {
@@ -349,6 +354,17 @@ describe('attestation authorities', () => {
     });
   });
 
+  it('say which predicate types they wanted when they find no attestation at all, and where they looked', async () => {
+    const check = await checkOne(authority(), [keyedSignature()]);
+    expect(!check.passed && check.failure.reason).toBe(`no attestation found (wanted: ${SLSA})`);
+    const [legacyOnly] = (await compile([{ ...authority(), signatureFormat: 'legacy' }])).authorities;
+    if (legacyOnly === undefined || legacyOnly.type === 'static') throw new Error('unreachable');
+    const hinted = await verifyAuthority(legacyOnly, DIGEST, [], [{ format: bundleFormat, count: 2 }]);
+    expect(!hinted.passed && hinted.failure.reason).toBe(
+      `no attestation found (wanted: ${SLSA}) in the legacy .sig/.att tags (signatureFormat: legacy); the image has 2 Sigstore bundles (what cosign 3 writes by default), which this authority does not read`,
+    );
+  });
+
   it('consider every bundle of a bundle-format attestation authority', async () => {
     const bundle = bundleArtifact(await dsseBundle(release, statement(SLSA, { ok: true }), []), SLSA);
     const check = await checkOne({ ...authority('predicate.ok'), signatureFormat: 'bundle' }, [bundle]);
@@ -498,18 +514,43 @@ describe('discovery requests', () => {
     ]);
     const image = { registry: 'registry.example', repository: 'acme/app', digest: DIGEST };
     const [sig, att, bundle, none] = compiled.authorities.map((a) => discoveryRequests(a, image));
+    const signatureRepository = { registry: 'registry.example', repository: 'sigs' };
+    const referrers = {
+      kind: 'referrers',
+      artifactType: { startsWith: 'application/vnd.dev.sigstore.bundle' },
+      confirmedAs: 'Sigstore bundle',
+      layers: { pick: 'one', mediaTypePrefix: 'application/vnd.dev.sigstore.bundle', name: 'bundle' },
+    };
+    const annotation = 'dev.sigstore.bundle.predicateType';
+    const signatureBundles = {
+      ...referrers,
+      skipListed: { annotation, differsFrom: COSIGN_SIGN_PREDICATE_TYPE },
+    };
+    // Without signatureFormat: the legacy tag, then the bundle referrers (read only when the tag holds nothing that passes).
     expect(sig).toEqual([
       {
         image,
-        signatureRepository: { registry: 'registry.example', repository: 'sigs' },
+        signatureRepository,
         tagPrefix: 'x-',
-        legacySignatures: true,
-        legacyAttestations: false,
-        bundles: false,
+        query: {
+          kind: 'digest-tag',
+          suffix: 'sig',
+          mediaType: 'application/vnd.dev.cosign.simplesigning.v1+json',
+        },
+      },
+      { image, signatureRepository, tagPrefix: 'x-', query: signatureBundles },
+    ]);
+    expect(att).toEqual([
+      {
+        image,
+        query: { kind: 'digest-tag', suffix: 'att', mediaType: 'application/vnd.dsse.envelope.v1+json' },
+      },
+      {
+        image,
+        query: { ...referrers, skipListed: { annotation, equals: COSIGN_SIGN_PREDICATE_TYPE } },
       },
     ]);
-    expect(att).toEqual([{ image, legacySignatures: false, legacyAttestations: true, bundles: false }]);
-    expect(bundle).toEqual([{ image, legacySignatures: false, legacyAttestations: false, bundles: true }]);
+    expect(bundle).toEqual([{ image, query: signatureBundles }]);
     expect(none).toEqual([]);
   });
 });
@@ -606,16 +647,49 @@ describe('bundles for keyless authorities end to end', () => {
 
 describe('what the other format holds', () => {
   it('says how many signatures or attestations the image has in the format the authority does not read', async () => {
-    const [authority] = (await compile([{ key: { data: RELEASE_PEM } }])).authorities;
+    const [authority] = (await compile([{ key: { data: RELEASE_PEM }, signatureFormat: 'legacy' }]))
+      .authorities;
     if (authority === undefined || authority.type === 'static') throw new Error('unreachable');
-    const reason = async (elsewhere: { format: 'legacy' | 'bundle'; count: number } | undefined) => {
+    const reason = async (elsewhere: readonly OtherFormat[]) => {
       const check = await verifyAuthority(authority, DIGEST, [], elsewhere);
       return check.passed ? '' : check.failure.reason;
     };
-    expect(await reason(undefined)).toBe('no signature found');
-    expect(await reason({ format: 'bundle', count: 2 })).toMatch(/the image has 2 Sigstore bundles \(/);
-    expect(await reason({ format: 'legacy', count: 3 })).toMatch(/the image has 3 legacy signatures \(/);
-    expect(consideredCount(inOtherFormat(authority), [keyedSignature()])).toBe(0);
+    expect(await reason([])).toBe('no signature found');
+    expect(await reason([{ format: bundleFormat, count: 2 }])).toBe(
+      'no signature found in the legacy .sig/.att tags (signatureFormat: legacy); the image has 2 Sigstore bundles (what cosign 3 writes by default), which this authority does not read',
+    );
+    expect(consideredCount(authority, [keyedSignature()], authority.otherFormats)).toBe(0);
     expect(consideredCount(authority, [keyedSignature()])).toBe(1);
+  });
+
+  it('names the default formats as the reason when the deployment restricts them, not the policy', async () => {
+    const formats = SIGNATURE_FORMATS.withDefaults(['bundle']);
+    const compiled = await compileAuthorities(clusterImagePolicy([{ key: { data: RELEASE_PEM } }]), {
+      formats,
+    });
+    const [authority] = compiled.authorities;
+    if (authority === undefined || authority.type === 'static') throw new Error('unreachable');
+    expect(authority).toMatchObject({
+      formats: [bundleFormat],
+      otherFormats: [legacyFormat],
+      signatureFormat: undefined,
+    });
+    const check = await verifyAuthority(authority, DIGEST, [], [{ format: legacyFormat, count: 3 }]);
+    expect(!check.passed && check.failure.reason).toBe(
+      'no signature found as a Sigstore bundle (the default signature format); the image has 3 legacy signatures (the .sig/.att tags), which this authority does not read',
+    );
+    const both = (await compile([{ key: { data: RELEASE_PEM } }])).authorities[0];
+    expect(both).toMatchObject({ formats: [legacyFormat, bundleFormat], otherFormats: [] });
+    // With a third format registered, an authority without signatureFormat reads the two defaults.
+    const toy = { ...legacyFormat, name: 'toy', found: () => '1 toy signature' };
+    const withToy = await compileAuthorities(clusterImagePolicy([{ key: { data: RELEASE_PEM } }]), {
+      formats: SIGNATURE_FORMATS.with(toy),
+    });
+    const [reading] = withToy.authorities;
+    if (reading === undefined || reading.type === 'static') throw new Error('unreachable');
+    const hinted = await verifyAuthority(reading, DIGEST, [], [{ format: toy, count: 1 }]);
+    expect(!hinted.passed && hinted.failure.reason).toBe(
+      'no signature found in the legacy .sig/.att tags or as a Sigstore bundle (the default signature formats); the image has 1 toy signature',
+    );
   });
 });

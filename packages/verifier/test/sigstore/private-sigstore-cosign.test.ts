@@ -7,13 +7,13 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseReference } from '@signet/core';
 import { parseClusterImagePolicy } from '@signet/k8s-types';
+import { RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageVerifier, type PolicyToVerify } from '../../src/image-verifier.js';
 import { compileAuthorities } from '../../src/policy/compile.js';
-import { RegistryClient } from '../../src/registry/client.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
 import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
-import { ensureTestTools, loadTestbed, type Testbed } from '../registry/helpers/testbed.js';
+import { ensureTestTools, loadTestbed, type Testbed } from '../support/registry-helpers.js';
 
 const WORKFLOW = { repository: 'acme/app', workflowPath: '.github/workflows/release.yml' };
 const SAN = 'https://github.com/acme/app/.github/workflows/release.yml@refs/heads/main';

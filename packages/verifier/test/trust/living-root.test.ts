@@ -14,8 +14,8 @@ import { livingPublicGoodRoot } from '../../src/trust/public-good.js';
 import { RemoteTrustRoots } from '../../src/trust/remote-roots.js';
 import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
 import { TufMetadataCache } from '../../src/trust/tuf-cache.js';
-import { loadTestbed, type Testbed } from '../registry/helpers/testbed.js';
 import { makeInfra } from '../support/fixtures.js';
+import { loadTestbed, type Testbed } from '../support/registry-helpers.js';
 
 const SETUP_TIMEOUT = 15 * 60_000;
 

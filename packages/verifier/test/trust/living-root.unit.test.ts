@@ -1,7 +1,8 @@
 // Living roots and the TUF client with injected clients and files: deadlines, malformed targets,
 // bounds and HTTP answers a real mirror rarely gives.
+
+import type { FetchFunction } from '@signet/registry';
 import { describe, expect, it } from 'vitest';
-import type { FetchFunction } from '../../src/net/request.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
 import { LivingTrustRoot } from '../../src/trust/living-root.js';
 import { livingPublicGoodRoot } from '../../src/trust/public-good.js';

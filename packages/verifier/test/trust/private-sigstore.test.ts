@@ -20,7 +20,6 @@ import { verifyPolicy } from '../../src/policy/verify-policy.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
 import type { LivingTrustRoot } from '../../src/trust/living-root.js';
 import { livingPublicGoodRoot } from '../../src/trust/public-good.js';
-import { loadTestbed, type Testbed } from '../registry/helpers/testbed.js';
 import {
   certify,
   DIGEST,
@@ -35,6 +34,7 @@ import {
   signBytes,
   simpleSigningPayload,
 } from '../support/fixtures.js';
+import { loadTestbed, type Testbed } from '../support/registry-helpers.js';
 
 const SETUP_TIMEOUT = 15 * 60_000;
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';

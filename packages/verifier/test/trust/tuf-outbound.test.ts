@@ -17,8 +17,8 @@ import { trustRootResolver } from '../../src/trust/compile.js';
 import { type LivingRootEvent, LivingTrustRoot } from '../../src/trust/living-root.js';
 import { livingPublicGoodRoot } from '../../src/trust/public-good.js';
 import { RemoteTrustRoots } from '../../src/trust/remote-roots.js';
-import { loadTestbed, type Testbed } from '../registry/helpers/testbed.js';
 import { makeInfra } from '../support/fixtures.js';
+import { loadTestbed, type Testbed } from '../support/registry-helpers.js';
 
 const SETUP_TIMEOUT = 15 * 60_000;
 const MiB = 1024 * 1024;

@@ -15,8 +15,8 @@ import { parseTrustRoot } from '@signet/k8s-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { compileTrustRoot } from '../../src/trust/compile.js';
-import { loadTestbed } from '../registry/helpers/testbed.js';
 import { type Infra, makeInfra } from '../support/fixtures.js';
+import { loadTestbed } from '../support/registry-helpers.js';
 
 const TEMPLATE = 'test/testdata/trustroot/e2e/with-repository.yaml';
 
