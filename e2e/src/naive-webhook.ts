@@ -41,6 +41,8 @@ export interface NaiveWebhookOptions {
   readonly port?: number;
   /** The API server's timeout for one review (default 20 s; a cold `cosign verify` takes ~1 s). */
   readonly timeoutSeconds?: number;
+  /** Reuse a digest's verification for the whole run (default true); false: verify every request. */
+  readonly cache?: boolean;
 }
 
 export interface NaiveWebhook extends WebhookUnderTest {
@@ -61,23 +63,28 @@ const VERIFY_FLAGS = ['--insecure-ignore-tlog=true', '--allow-http-registry', '-
 
 type Verdict = { readonly verified: true } | { readonly verified: false; readonly reason: string };
 
-/** `cosign verify --key` with a cache by digest: a digest's signatures do not change during a test. */
+/**
+ * `cosign verify --key` with a cache by digest (a digest's signatures do not change during a test),
+ * or without one, as policy-controller verifies every request (`cache: false`).
+ */
 class KeyedCosignVerification {
   readonly #cosign: Cosign;
   readonly #publicKey: string;
   readonly #logger: Logger;
   readonly #cache = new Map<string, Promise<Verdict>>();
+  readonly #caching: boolean;
   runs = 0;
 
-  constructor(cosign: Cosign, publicKey: string, logger: Logger) {
+  constructor(cosign: Cosign, publicKey: string, logger: Logger, caching = true) {
     this.#cosign = cosign;
     this.#publicKey = publicKey;
     this.#logger = logger;
+    this.#caching = caching;
   }
 
   verify(image: string): Promise<Verdict> {
     // Only a digest names fixed content; a tag is verified afresh each time.
-    if (!/@sha256:[0-9a-f]{64}$/.test(image)) return this.#run(image);
+    if (!this.#caching || !/@sha256:[0-9a-f]{64}$/.test(image)) return this.#run(image);
     let verdict = this.#cache.get(image);
     if (!verdict) {
       verdict = this.#run(image);
@@ -149,7 +156,12 @@ export async function startNaiveWebhook(options: NaiveWebhookOptions): Promise<N
   const host = options.host ?? '127.0.0.1';
   const serving = await issueServingCertificate(ca, [...new Set([host, '127.0.0.1', 'localhost'])], 1);
   const metrics = new SignetMetrics({ defaultMetrics: false });
-  const verification = new KeyedCosignVerification(options.cosign, options.publicKey, logger);
+  const verification = new KeyedCosignVerification(
+    options.cosign,
+    options.publicKey,
+    logger,
+    options.cache !== false,
+  );
   const servers = await startServers({
     admissionApp: createAdmissionApp({ handler: naiveHandler(verification), logger, metrics }).listener,
     opsApp: createOpsApp(metrics, { ready: () => ({ ready: true }) }),

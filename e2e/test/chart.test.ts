@@ -237,6 +237,7 @@ describe('the Helm chart on a real API server', () => {
     const everything = {
       replicaCount: 3,
       tls: { mode: 'cert-manager' },
+      verificationRecords: { staleIfError: '6h', maxRecords: 2000, quota: true },
       tuf: { mirror: '' },
       webhook: {
         namespaceSelector: { matchLabels: { 'signet.dev/enforce': 'true' } },
@@ -391,6 +392,27 @@ describe('the Helm chart on a real API server', () => {
       for (const kind of ['validatingwebhookconfiguration', 'mutatingwebhookconfiguration']) {
         const config = await c.getJson<WebhookConfigurationObject>([kind, 'signet']);
         expect(config.webhooks[0]?.clientConfig.caBundle, kind).toMatch(/^[A-Za-z0-9+/]+=*$/);
+      }
+      // Verification records (on in the chart): the key Secret created and the records watched
+      // through the chart's Role; the records are Signet's alone.
+      expect(signetLog).toContain('verification records key loaded');
+      const keySecret = args.find((a) => a.startsWith('--verification-records-secret='))?.split('=')[1] ?? '';
+      must(await c.kubectl(['get', 'secret', keySecret, '-n', SIGNET_NAMESPACE]));
+      const can = async (user: string, verb: string) =>
+        (
+          await c.kubectl([
+            'auth',
+            'can-i',
+            verb,
+            'verificationrecords.signet.dev',
+            '-n',
+            SIGNET_NAMESPACE,
+            `--as=system:serviceaccount:${SIGNET_NAMESPACE}:${user}`,
+          ])
+        ).stdout.trim();
+      for (const verb of ['list', 'watch', 'create', 'update', 'delete']) {
+        expect(await can(serviceAccount, verb), verb).toBe('yes');
+        expect(await can('default', verb), `default ${verb}`).toBe('no');
       }
     } finally {
       await signet.stop();

@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { runCommand } from '@signet/testbed';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { startAdmissionProbe } from '../src/kind/admission-probe.ts';
@@ -16,14 +19,25 @@ import {
   deployKindSignet,
   type KindSignet,
   SIGNET_DEPLOYMENT,
+  SIGNET_RELEASE,
   SIGNET_SELECTOR,
 } from '../src/kind/kind-signet.ts';
+import {
+  deployOnOneNode,
+  drain,
+  eventCount,
+  eventsOf,
+  livePods,
+  nudgeReplicaSets,
+  pullOnNode,
+  waitForReadyPods,
+} from '../src/kind/outage-drain.ts';
 import { freePortInRange } from '../src/kind/ports.ts';
 import { kindUnavailableReason } from '../src/kind/preflight.ts';
 import { blocked, type PodRef, reachFromApiServer, reachFromPod } from '../src/kind/reachability.ts';
 import { prepareTwoTeams, TEAM_A, TEAM_B } from '../src/kind/two-teams.ts';
 import { type NaiveWebhook, startNaiveWebhook } from '../src/naive-webhook.ts';
-import { createNamespace, deniedByWebhook, must, poll } from '../src/scenarios/kube.ts';
+import { createNamespace, deniedByWebhook, must, poll, signetChartDir } from '../src/scenarios/kube.ts';
 import { keyPolicy, selfVerificationPolicy } from '../src/scenarios/policies.ts';
 import { DEPLOYMENT_CONTROLLER_USER, INCLUDE_LABEL, runRolloutScenario } from '../src/scenarios/rollout.ts';
 import { KEY_POLICY } from '../src/scenarios/signet-environment.ts';
@@ -782,6 +796,243 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
           { timeoutMs: 100_000 },
         ),
       );
+    });
+
+    it('drains a node during a registry outage on verification records; with grace 0 (and the naive control) the drain is stuck on the PDB', async () => {
+      // issue 24: a verified Deployment (2 replicas, a PDB) held on the worker, its image already on
+      // the control-plane node; the registry stopped; Signet restarted during the outage.
+      const namespace = 'drain-records';
+      const naiveNamespace = 'drain-naive';
+      const started = Date.now();
+      const cluster = kind();
+      const nodes = await kindNodes(cluster);
+      const worker = nodes.find((n) => !n.controlPlane)?.name ?? '';
+      const other = nodes.find((n) => n.controlPlane)?.name ?? '';
+      await createNamespace(cluster, namespace, { [INCLUDE_LABEL]: 'true' });
+      // The naive control: a webhook that verifies every Pod with cosign (policy-controller's
+      // behaviour), for a namespace Signet does not intercept.
+      await createNamespace(cluster, naiveNamespace, { 'signet.dev/e2e': 'naive-drain' });
+      const host = cluster.network.gateway;
+      const naive = await startNaiveWebhook({
+        cosign: images.cosign,
+        publicKey: images.key.publicKey,
+        logFile: join(cluster.runDir, 'naive-drain.log'),
+        host,
+        port: await freePortInRange(host),
+        name: 'naive-drain',
+        // policy-controller keeps no cache: every Pod is verified against the registry.
+        cache: false,
+      });
+      // Only its Pod and workload webhooks, for that namespace only (not Signet's policies').
+      const naiveConfigurations = naive.configurations().map((config) => {
+        const object = config as { webhooks: { name: string; namespaceSelector?: unknown }[] };
+        object.webhooks = object.webhooks.filter((hook) => !hook.name.startsWith('policies.'));
+        for (const hook of object.webhooks)
+          hook.namespaceSelector = { matchLabels: { 'signet.dev/e2e': 'naive-drain' } };
+        return object;
+      });
+      await cluster.apply(naiveConfigurations);
+      const policyKeyData = (
+        await cluster.getJson<{ spec: { authorities: { key?: { data: string } }[] } }>([
+          'clusterimagepolicy',
+          KEY_POLICY,
+        ])
+      ).spec.authorities[0]?.key?.data;
+      const setPolicy = (path: string, value: unknown) =>
+        cluster.kubectl([
+          'patch',
+          'clusterimagepolicy',
+          KEY_POLICY,
+          '--type=json',
+          '-p',
+          JSON.stringify([{ op: 'replace', path, value }]),
+        ]);
+      const grace = (value: string | undefined) =>
+        cluster.kubectl([
+          'annotate',
+          'clusterimagepolicy',
+          KEY_POLICY,
+          value === undefined ? 'signet.dev/stale-if-error-' : `signet.dev/stale-if-error=${value}`,
+          '--overwrite',
+        ]);
+      /** What Signet answers now for a Pod of the signed image in `namespace` (a server-side dry run). */
+      const probe = () =>
+        cluster.kubectl([
+          'run',
+          `probe-${Date.now()}`,
+          '-n',
+          namespace,
+          `--image=${images.signed}`,
+          '--restart=Never',
+          '--dry-run=server',
+        ]);
+      const timings: string[] = [];
+      const step = (what: string) => timings.push(`${what} ${Math.round((Date.now() - started) / 1000)}s`);
+      try {
+        await Promise.all([
+          deployOnOneNode(cluster, { namespace, name: 'app', image: images.signed, node: worker }),
+          pullOnNode(cluster, { namespace, image: images.signed, node: other }),
+        ]);
+        // Signet recorded the pass (written after the fact, in a batch).
+        await poll('the verification record of the signed image', 30_000, async () => {
+          const records = await cluster.getJson<{ items: { spec: { image: string } }[] }>([
+            'verificationrecords',
+            '-n',
+            SIGNET_NAMESPACE,
+          ]);
+          return records.items.some((r) => r.spec.image === images.signed)
+            ? true
+            : `${records.items.length} records`;
+        });
+        await deployOnOneNode(cluster, {
+          namespace: naiveNamespace,
+          name: 'app',
+          image: images.signed,
+          node: worker,
+        });
+        step('deployed');
+        await cluster.registry.stop();
+        // Signet restarted during the outage, with a short cache TTL so that the records are
+        // older than it: only stale-if-error admits from now on (empty memory caches, registry down).
+        await deployed().helm(
+          [
+            'upgrade',
+            SIGNET_RELEASE,
+            signetChartDir(),
+            '--namespace',
+            SIGNET_NAMESPACE,
+            '--reuse-values',
+            '--set=verification.cacheTTL=10s',
+            '--wait',
+            '--timeout=4m',
+          ],
+          300_000,
+        );
+        step('Signet restarted');
+
+        // Grace period 0: the drain is stuck on the PodDisruptionBudgets (Signet's and the naive one's).
+        must(await grace('0'));
+        await poll('stale-if-error off for the policy', 30_000, async () => {
+          const answer = await probe();
+          return deniedByWebhook(answer) ? true : `admitted: ${answer.stdout.trim()}`;
+        });
+        const stuck = await drain(cluster, worker, 30);
+        step('stuck drain');
+        expect(stuck.exitCode, stuck.stdout).not.toBe(0);
+        expect(stuck.stderr).toContain('disruption budget');
+        const denied = await eventsOf(cluster, namespace, 'FailedCreate');
+        expect(denied.map((e) => e.message).join('\n')).toMatch(
+          /denied the request: .*infrastructure failure/,
+        );
+        const naiveDenials = (await naive.admissions()).filter(
+          (a) => a.decision === 'denied' && a.kind === 'Pod',
+        );
+        expect(naiveDenials.length, 'the naive webhook denied no replacement').toBeGreaterThan(0);
+        log(`drain: with grace 0 and the naive control, stuck: ${stuck.stderr.trim().split('\n').at(-1)}`);
+
+        // The naive namespace out of the way; the grace period back (24h): the same drain completes.
+        must(await cluster.kubectl(['delete', 'namespace', naiveNamespace, '--wait=false']));
+        must(await cluster.kubectl(['delete', 'validatingwebhookconfiguration', 'naive-drain']));
+        must(await grace(undefined));
+        await poll('stale-if-error on again', 30_000, async () =>
+          (await probe()).exitCode === 0 ? true : 'denied',
+        );
+        await nudgeReplicaSets(cluster, namespace, 'app');
+        const drained = await drain(cluster, worker, 150);
+        step('drain');
+        expect(drained.exitCode, drained.stderr).toBe(0);
+        const moved = await waitForReadyPods(cluster, { namespace, name: 'app', count: 2, avoid: worker });
+        expect(moved.map((p) => p.spec.nodeName)).toEqual([other, other]);
+        const graced = await eventsOf(cluster, namespace, 'AdmittedOnVerificationRecord');
+        expect(graced.length).toBeGreaterThan(0);
+        expect(graced[0]?.type).toBe('Warning');
+        expect(graced[0]?.involvedObject.kind).toBe('ReplicaSet');
+        expect(graced[0]?.message).toMatch(
+          /admitted on the verification record of .* for policy "signed-by-test-key", \d+m(\d+s)? old|admitted on the verification record of .* old \(stale-if-error\)/,
+        );
+        log(`drain: completed during the outage; ${graced[0]?.message}`);
+
+        // signet audit says the same (drain risk): only the record admits the next Pod.
+        const audit = await promisify(execFile)(
+          process.execPath,
+          [
+            signetCliPath(),
+            'audit',
+            '--kubeconfig',
+            cluster.kubeconfig,
+            '-n',
+            namespace,
+            '-o',
+            'json',
+            '-q',
+            '--timeout=10s',
+            '--insecure-registry',
+            images.registry.host,
+          ],
+          { timeout: 120_000 },
+        ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+        const report = JSON.parse(audit.stdout) as {
+          objects: { kind: string; name: string; drain?: { next: string } }[];
+        };
+        expect(report.objects.find((o) => o.kind === 'Deployment' && o.name === 'app')?.drain?.next).toBe(
+          'grace',
+        );
+
+        // An unsigned digest (never verified, no record) is still denied.
+        const unsigned = await cluster.kubectl([
+          'run',
+          'unsigned',
+          '-n',
+          namespace,
+          `--image=${images.unsigned}`,
+          '--restart=Never',
+        ]);
+        expect(deniedByWebhook(unsigned), unsigned.stderr).toBe(true);
+        expect(unsigned.stderr).toContain('infrastructure failure');
+
+        // A policy change to another key: a new fingerprint, no record; the replacement is denied.
+        const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+          .publicKey.export({ format: 'pem', type: 'spki' })
+          .toString();
+        must(await setPolicy('/spec/authorities/0/key/data', otherKey));
+        await poll('the new key loaded', 30_000, async () =>
+          deniedByWebhook(await probe()) ? true : 'admitted',
+        );
+        const [victim] = await livePods(cluster, namespace, 'app');
+        const failedBefore = await eventCount(cluster, namespace, 'FailedCreate');
+        must(
+          await cluster.kubectl([
+            'delete',
+            'pod',
+            victim?.metadata.name ?? '',
+            '-n',
+            namespace,
+            '--wait=false',
+          ]),
+        );
+        await poll('the replacement to be denied', 60_000, async () => {
+          const failed = await eventCount(cluster, namespace, 'FailedCreate');
+          return failed > failedBefore ? true : `${failed} FailedCreate`;
+        });
+        expect((await livePods(cluster, namespace, 'app')).length).toBe(1);
+        step('policy change');
+      } finally {
+        if (policyKeyData !== undefined) await setPolicy('/spec/authorities/0/key/data', policyKeyData);
+        await grace(undefined);
+        await cluster.registry.start();
+        await cluster.kubectl(['uncordon', worker]);
+        await cluster.kubectl([
+          'delete',
+          'validatingwebhookconfiguration',
+          'naive-drain',
+          '--ignore-not-found',
+        ]);
+        await naive.stop();
+        log(`drain-records: ${timings.join(', ')}`);
+      }
+      // The old key back: the record is valid again and the replacement runs.
+      await nudgeReplicaSets(cluster, namespace, 'app');
+      await waitForReadyPods(cluster, { namespace, name: 'app', count: 2 });
     });
 
     it('two teams in one cluster: their ImagePolicies (keyless, a key) on top of the cluster policy, and an exception that expires', async () => {

@@ -282,7 +282,11 @@ describe('Signet: audit of what runs', () => {
     expect(stdout).toMatch(/2 Pods \(good-/);
     expect(row('Pod/dead')).toMatch(/\binfrastructure\b/);
     expect(row('Pod/moved')).toContain(`(spec: ${images.movingTag})`);
-    expect(lines.at(-2)).toBe('11 objects: 3 pass, 5 fail, 2 warn, 1 infrastructure (5 would be denied)');
+    expect(lines.at(-3)).toBe('11 objects: 3 pass, 5 fail, 2 warn, 1 infrastructure (5 would be denied)');
+    // The drain risk of the four workloads with a template (Pods alone are not recreated).
+    expect(lines.at(-2)).toBe(
+      'next Pod of 4 workloads (a drain, an eviction): 2 admitted, 0 only on a verification record, 2 denied',
+    );
   });
 
   it('exits 0, 1, 3 and 2 as CI needs, and speaks YAML', async () => {

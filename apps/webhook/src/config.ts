@@ -48,6 +48,16 @@ export interface AuditServeConfig {
   readonly leaseName: string;
 }
 
+/** Verification records in the cluster: shared passes and stale-if-error (cluster only). */
+export interface RecordsServeConfig {
+  readonly enabled: boolean;
+  /** 0: stale-if-error off (records still share passes). */
+  readonly staleIfErrorMs: number;
+  readonly maxRecords: number;
+  /** The Secret in Signet's namespace holding the records' HMAC key. */
+  readonly keySecret: string;
+}
+
 export interface ServeConfig {
   readonly port: number;
   readonly opsPort: number;
@@ -92,4 +102,6 @@ export interface ServeConfig {
   readonly tuf: TufConfig;
   /** The background scan (cluster only). */
   readonly audit: AuditServeConfig;
+  /** Verification records in the cluster: shared passes and stale-if-error (cluster only). */
+  readonly records: RecordsServeConfig;
 }

@@ -48,6 +48,24 @@ export {
   PolicyStore,
   type SnapshotPolicy,
 } from './policy/policy-store.js';
+export { RecordCollector, type RecordCollectorOptions } from './records/record-collector.js';
+export {
+  RECORD_API_VERSION,
+  RECORD_GROUP,
+  RECORD_KIND,
+  RECORD_PLURAL,
+  RECORD_VERSION,
+  type RecordFields,
+  type RecordSigner,
+  readRecord,
+  recordName,
+  signedRecord,
+} from './records/record-format.js';
+export { keyId, RecordKey } from './records/record-key.js';
+export { RecordMetrics } from './records/record-metrics.js';
+export { RecordStore, type StoredRecord } from './records/record-store.js';
+export { RecordWriter } from './records/record-writer.js';
+export { VerificationRecords, type VerificationRecordsOptions } from './records/verification-records.js';
 export { type ClientAuth, type RunningServers, startServers } from './server.js';
 export { type RunningSignet, startSignet } from './signet.js';
 export { type CertificatePair, CertificateWatcher, readCertificatePair } from './tls.js';

@@ -1,7 +1,8 @@
 // The composition root of `signet serve`: every part of a running Signet is made and connected
 // here, once, then started in order and stopped in reverse by one Lifecycle (ADR 0023). Policies
 // come from files or from the cluster; with a cluster, one leader elector runs the parts only one
-// replica may run (policy status, the background scan).
+// replica may run (policy status, the background scan, the verification records' collection).
+import { hostname } from 'node:os';
 import { SIGNATURE_FORMATS } from '@signet/verifier';
 import { type Admission, assembleAdmission } from './admission/assemble-admission.js';
 import type { ScannerSetup } from './audit/start-scanner.js';
@@ -12,7 +13,7 @@ import type { SelfManagedTlsOptions } from './kube/self-managed-tls.js';
 import type { StatusWriterOptions } from './kube/status-writer.js';
 import { LeaderElector, replicaIdentity } from './lifecycle/leader-elector.js';
 import { Lifecycle } from './lifecycle/lifecycle.js';
-import type { Part } from './lifecycle/part.js';
+import type { Election, Part } from './lifecycle/part.js';
 import { createLoggers, type Logger } from './logger.js';
 import { SignetMetrics } from './metrics.js';
 import { remotePolicies } from './outbound.js';
@@ -21,7 +22,7 @@ import { policyApplier, RETRY_BROKEN_MS } from './policy/policy-applier.js';
 import { readPolicyFiles } from './policy/policy-file.js';
 import { PolicyIntake } from './policy/policy-intake.js';
 import type { PolicyObjects } from './policy/policy-objects.js';
-import type { CompileOptions } from './policy/policy-store.js';
+import type { CompileOptions, PolicySnapshot } from './policy/policy-store.js';
 import { policyValidator } from './policy/policy-validation.js';
 import { createRefreshedInputs, type RefreshedInputs, refreshing } from './policy/refreshed-inputs.js';
 import { loadHttpLayer, Ports } from './ports.js';
@@ -76,6 +77,9 @@ export async function startSignet(
   // CA: a file that holds no certificate stops the start, not every caller later.
   const files = kube ? undefined : await readPolicyFiles(config.policyFiles, config.namespace);
   const clientAuth = clientAuthOf(config);
+  // Verification records (issue 24, ADR 0022): passes shared by replicas and restarts, and
+  // stale-if-error; with `--verification-records` only.
+  const records = kube?.records?.({ policies: () => admission.store.current });
   const admission = assembleAdmission({
     logger,
     metrics,
@@ -90,6 +94,7 @@ export async function startSignet(
           onExceptionUses: (request, uses) => kube.exceptionEvents.record(request, uses),
         }
       : {}),
+    ...(records ? { records: { passes: records.passes, grace: records.grace } } : {}),
   });
   const pools = new ComputePools({ logger, validationConcurrency: config.policyValidationConcurrency });
   const inputs = await createRefreshedInputs(config, logger, metrics);
@@ -118,9 +123,12 @@ export async function startSignet(
       pools,
       refreshing(inputs, () => policies.intake.recompile()),
       certificate,
+      // Before the ports: stopped after them, so the passes of the last reviews are still written.
+      ...(records ? [records] : []),
       ports,
       ...(clientAuth ? [clientCaWatch(clientAuth, logger, (ca) => ports.setClientCa(ca))] : []),
       ...policies.parts,
+      ...(records ? [records.collector] : []),
       new WarmUp({
         ready: () => admission.store.current !== undefined,
         healthz: () => healthzUrl(config.opsHost, ports.servers.opsPort),
@@ -172,10 +180,6 @@ function compileOptions(config: ServeConfig, pools: ComputePools, inputs: Refres
     kmsKeys: inputs.kmsKeys,
     remoteRoots: inputs.remoteRoots,
     ...(inputs.defaultRoot ? { defaultRoot: inputs.defaultRoot } : {}),
-    // Read at every compile: a changed KMS key or trust root gives every policy a new revision.
-    get generation() {
-      return inputs.generation;
-    },
   };
 }
 
@@ -199,7 +203,7 @@ interface PolicySide {
  */
 function policyParts(side: PolicySide) {
   const { config, kube, admission } = side;
-  const election = { lease: `${config.webhookName}-policy-status`, durationMs: 15_000 };
+  const election = statusElection(config);
   const statusWriter = kube?.statusWriter({ objects: () => source?.policyObjects() ?? [], election });
   // The namespaces' ImagePolicies and exceptions: on the same Lease, in a part of their own.
   const namespacedStatus = kube?.namespacedStatusWriter({
@@ -251,6 +255,11 @@ function policyParts(side: PolicySide) {
   };
 }
 
+/** The policy status Lease: its holder writes policy status and collects verification records. */
+function statusElection(config: ServeConfig): Election {
+  return { lease: `${config.webhookName}-policy-status`, durationMs: 15_000 };
+}
+
 /** The serving certificate: from files (reloaded when they change), or kept in the cluster. */
 function servingCertificate(
   config: ServeConfig,
@@ -290,22 +299,35 @@ type Kube = Awaited<ReturnType<typeof loadKube>>;
  * The Kubernetes side, loaded only when policies come from a cluster: the client, the policy
  * watches, Events (on policies, and on what an exception let in), pull secrets, self-managed TLS,
  * and the leader elector with the parts it runs (policy status, of ClusterImagePolicies and of
- * the namespaces' objects; the background scan, loaded only when it is on).
+ * the namespaces' objects; the background scan, loaded only when it is on); and the verification
+ * records, loaded only with `--verification-records`.
  */
 async function loadKube(config: ServeConfig, logger: Logger, metrics: SignetMetrics) {
-  const [connection, watches, events, pullSecrets, tls, lease, status, namespaced, exceptions, audit] =
-    await Promise.all([
-      import('./kube/kube-api.js'),
-      import('./kube/cluster-source.js'),
-      import('./kube/events.js'),
-      import('./kube/pull-secret-lookup.js'),
-      import('./kube/self-managed-tls.js'),
-      import('./kube/leader-lease.js'),
-      import('./kube/status-writer.js'),
-      import('./kube/namespaced-status-writer.js'),
-      import('./kube/exception-events.js'),
-      config.audit.intervalMs > 0 ? import('./audit/start-scanner.js') : undefined,
-    ]);
+  const [
+    connection,
+    watches,
+    events,
+    pullSecrets,
+    tls,
+    lease,
+    status,
+    namespaced,
+    exceptions,
+    audit,
+    records,
+  ] = await Promise.all([
+    import('./kube/kube-api.js'),
+    import('./kube/cluster-source.js'),
+    import('./kube/events.js'),
+    import('./kube/pull-secret-lookup.js'),
+    import('./kube/self-managed-tls.js'),
+    import('./kube/leader-lease.js'),
+    import('./kube/status-writer.js'),
+    import('./kube/namespaced-status-writer.js'),
+    import('./kube/exception-events.js'),
+    config.audit.intervalMs > 0 ? import('./audit/start-scanner.js') : undefined,
+    config.records.enabled ? import('./records/verification-records.js') : undefined,
+  ]);
   const api = connection.openKubeApi({ kubeconfig: config.kubeconfig, context: config.context });
   const { namespace, webhookName } = config;
   const cluster = { api, logger, namespace };
@@ -330,5 +352,19 @@ async function loadKube(config: ServeConfig, logger: Logger, metrics: SignetMetr
       : undefined,
     selfManagedTls: (options: Pick<SelfManagedTlsOptions, 'secretName' | 'serviceName' | 'onCertificate'>) =>
       new tls.SelfManagedTls({ ...cluster, webhookName, ...options }),
+    records: records
+      ? (options: { readonly policies: () => PolicySnapshot | undefined }) =>
+          new records.VerificationRecords({
+            ...cluster,
+            metrics,
+            keySecret: config.records.keySecret,
+            replica: config.leaderIdentity ?? hostname(),
+            cacheTtlMs: config.cacheTtlMs,
+            staleIfErrorMs: config.records.staleIfErrorMs,
+            maxRecords: config.records.maxRecords,
+            election: statusElection(config),
+            ...options,
+          })
+      : undefined,
   };
 }

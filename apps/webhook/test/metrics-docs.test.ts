@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AuditMetrics } from '../src/audit/audit-metrics.js';
 import { SignetMetrics } from '../src/metrics.js';
+import { RecordMetrics } from '../src/records/record-metrics.js';
 
 const operations = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
 const dashboard = JSON.parse(
@@ -15,6 +16,7 @@ const dashboard = JSON.parse(
 async function registered(): Promise<string[]> {
   const metrics = new SignetMetrics({ defaultMetrics: false });
   new AuditMetrics(metrics.registry);
+  new RecordMetrics(metrics.registry, metrics.policyLabel);
   return (await metrics.registry.getMetricsAsJSON()).map((m) => m.name);
 }
 

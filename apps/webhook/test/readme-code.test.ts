@@ -95,10 +95,10 @@ describe("the README's lines about the code", () => {
     const started = target.signet.parts;
     await target.signet.stop(0);
     const items = listedParts();
-    expect(items).toHaveLength(10);
+    expect(items).toHaveLength(12);
     // Policy files and a client CA: each part started is one item's, in the items' order.
     const positions = started.map((name) => items.findIndex((names) => names.includes(name)));
-    expect(positions).toEqual([0, 1, 2, 3, 4, 5, 9]);
+    expect(positions).toEqual([0, 1, 2, 4, 5, 6, 11]);
     // What only a cluster starts is named so by its class.
     const source = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
       .filter((file) => file.endsWith('.ts'))
@@ -107,10 +107,12 @@ describe("the README's lines about the code", () => {
     const unseen = items.flat().filter((name) => !started.includes(name));
     expect(unseen).toEqual([
       'self-managed TLS',
+      'verification records',
       'policy watches',
       'policy status',
       'namespaced policy status',
       'background audit',
+      'verification record collection',
     ]);
     expect(unseen.filter((name) => !source.includes(`readonly name = '${name}';`))).toEqual([]);
   });

@@ -17,6 +17,7 @@ import {
 } from '@signet/k8s-types';
 import { semanticEqual } from './equality.js';
 import { changedImages } from './image-changes.js';
+import { podStartsOf } from './pod-starts.js';
 import { jsonPointer } from './pointer.js';
 
 /** Why a request is admitted without verification. */
@@ -35,6 +36,11 @@ export type AdmitRule =
   | 'template-unchanged'
   /** Row 5: template equal, scale raised by the workload's controller owner; carries a warning. */
   | 'owned-scale-up'
+  /**
+   * Row 5: template equal, a change that starts Pods (resumed, un-suspended, a rollout released)
+   * on a workload with a controller owner; carries a warning.
+   */
+  | 'owned-start'
   /** Row 8 (and row 10 with nothing added): no image field of the Pod changed. */
   | 'pod-images-unchanged';
 
@@ -44,6 +50,12 @@ export type VerifyRule =
   | 'create'
   /** Row 6: template equal, scale raised on a workload without a controller owner; every image. */
   | 'top-level-scale-up'
+  /**
+   * Row 6: template equal, a change that starts Pods on a workload without a controller owner (a
+   * Deployment resumed, a Job or CronJob un-suspended, a StatefulSet's partition lowered or its
+   * ordinals moved, an OnDelete strategy turned into a rolling update); every image.
+   */
+  | 'top-level-start'
   /** Row 7: the template changed in any way; every image of the new template. */
   | 'template-changed'
   /** Row 9: a Pod UPDATE that changes image fields; the changed images only. */
@@ -76,7 +88,7 @@ export interface VerifyDecision {
   readonly images: readonly ImageTarget[];
   /**
    * The image fields the mutating endpoint may pin to a digest: the images without one, and
-   * none for `top-level-scale-up`, whose template is unchanged (pinning it would start a
+   * none for `top-level-scale-up` and `top-level-start`, whose template is unchanged (pinning it would start a
    * rollout, is rejected for a Job's immutable template, and makes GitOps tools see drift).
    */
   readonly mutations: readonly ImageTarget[];
@@ -146,26 +158,35 @@ function decideWorkloadUpdate(
   if (!semanticEqual(podTemplateOf(info, old), podTemplateOf(info, object))) {
     return verify('template-changed', info, targetsOf(info, object), options);
   }
-  if (info.scalePath === null) return admit('template-unchanged');
-  const before = scaleOf(info, old) ?? DEFAULT_SCALE;
-  const after = scaleOf(info, object) ?? DEFAULT_SCALE;
-  if (after < before) return admit('scale-down');
-  if (after === before) return admit('template-unchanged');
-  const owner = controllerOf(object);
-  if (owner !== undefined) {
-    const scale = `${pathString(info.scalePath)} raised from ${before} to ${after}`;
-    return admit('owned-scale-up', ownedScaleUpWarning(info, object, scale, `${owner.kind}/${owner.name}`));
+  // Resuming, un-suspending or releasing a staged rollout starts Pods as a raised scale does.
+  const starts = podStartsOf(info, old, object);
+  const before = info.scalePath === null ? DEFAULT_SCALE : (scaleOf(info, old) ?? DEFAULT_SCALE);
+  const after = info.scalePath === null ? DEFAULT_SCALE : (scaleOf(info, object) ?? DEFAULT_SCALE);
+  if (after <= before && starts.length === 0) {
+    return admit(after < before ? 'scale-down' : 'template-unchanged');
   }
-  return verify('top-level-scale-up', info, targetsOf(info, object), options);
+  const owner = controllerOf(object);
+  const raised = after > before;
+  if (owner !== undefined) {
+    const change =
+      raised && info.scalePath !== null
+        ? `${pathString(info.scalePath)} raised from ${before} to ${after}`
+        : starts.join(', ');
+    return admit(
+      raised ? 'owned-scale-up' : 'owned-start',
+      ownedStartWarning(info, object, change, `${owner.kind}/${owner.name}`),
+    );
+  }
+  return verify(raised ? 'top-level-scale-up' : 'top-level-start', info, targetsOf(info, object), options);
 }
 
 /** The warning of row 5: what was admitted unverified, and where verification still happens. */
-function ownedScaleUpWarning(info: WorkloadInfo, object: KubeObject, scale: string, owner: string): string {
+function ownedStartWarning(info: WorkloadInfo, object: KubeObject, change: string, owner: string): string {
   const name = [object.metadata?.namespace, object.metadata?.name]
     .filter((part) => part !== undefined)
     .join('/');
   return (
-    `${info.kind} ${name}: ${scale} by its controller ${owner}; admitted without verifying images, ` +
+    `${info.kind} ${name}: ${change} by its controller ${owner}; admitted without verifying images, ` +
     'each new Pod is verified when it is created'
   );
 }
@@ -195,7 +216,8 @@ function verify(
   options: DecideOptions,
 ): VerifyDecision {
   const targets = images.map((image) => targetOf(info, image));
-  const pin = options.resolveDigests !== false && rule !== 'top-level-scale-up';
+  // Rows 6: the template is unchanged, and pinning it would start a rollout.
+  const pin = options.resolveDigests !== false && rule !== 'top-level-scale-up' && rule !== 'top-level-start';
   const mutations = pin ? targets.filter((target) => !target.image.includes('@')) : [];
   return { action: 'verify', rule, images: targets, mutations, startsContainers: info.templatePath === null };
 }

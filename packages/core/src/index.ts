@@ -64,6 +64,19 @@ export {
 } from './response.js';
 export type { Labels } from './selector.js';
 export {
+  applyGrace,
+  CLOCK_SKEW_MS,
+  formatAge,
+  type GraceContext,
+  type GraceDecision,
+  type GracedPolicy,
+  type GraceQuestion,
+  type GraceRefusal,
+  graceFor,
+  type PassRecord,
+  repositoryOf,
+} from './stale-if-error.js';
+export {
   type AuthorityResult,
   type FailureKind,
   type ImageOutcome,

@@ -7,6 +7,7 @@ import { describeCause, oneLine } from './describe.js';
 import { quote } from './errors.js';
 import type { Exemption } from './exceptions.js';
 import { digestPatch } from './patch.js';
+import { formatAge } from './stale-if-error.js';
 import type {
   FailureKind,
   ImageOutcome,
@@ -159,13 +160,25 @@ function judgeOutcome(
   } else if (outcome.verdicts.length === 0) {
     record('not verified: infrastructure failure: no policy verdict', 'infrastructure', true);
   } else {
-    for (const policy of outcome.verdicts) {
-      if (policy.passed) continue;
-      record(policyText(policy, policy.failure), policy.failure.kind, policy.mode === 'enforce', policy);
-    }
+    judgePolicies(outcome.verdicts, judgement, record);
     if (startsContainers && !target.image.includes('@') && judgement.denied.length === 0) {
       judgement.warned.push(UNPINNED_WARNING);
     }
+  }
+}
+
+/** Each failing policy denies (enforce) or warns; a pass on a verification record warns. */
+function judgePolicies(
+  verdicts: readonly PolicyVerdict[],
+  judgement: ImageJudgement,
+  record: RecordFailure,
+): void {
+  for (const policy of verdicts) {
+    if (policy.passed) {
+      if (policy.grace !== undefined) judgement.warned.push(graceText(policy, policy.grace));
+      continue;
+    }
+    record(policyText(policy, policy.failure), policy.failure.kind, policy.mode === 'enforce', policy);
   }
 }
 
@@ -187,6 +200,18 @@ function policyText(policy: PolicyVerdict, failure: VerificationFailure): string
   const label = failure.kind === 'infrastructure' ? 'infrastructure failure: ' : '';
   const cause = failure.cause === undefined ? '' : ` (${describeCause(failure.cause)})`;
   return `policy ${quote(policy.policy)} (${policy.mode}): ${label}${oneLine(failure.reason)}${cause}`;
+}
+
+/** The warning of an image admitted on a verification record (stale-if-error). */
+function graceText(
+  policy: PolicyVerdict,
+  grace: { readonly ageMs: number; readonly failure: VerificationFailure },
+): string {
+  const cause = grace.failure.cause === undefined ? '' : ` (${describeCause(grace.failure.cause)})`;
+  return (
+    `policy ${quote(policy.policy)} (${policy.mode}): admitted on a verification record ${formatAge(grace.ageMs)} old ` +
+    `(stale-if-error): verification failed now: infrastructure failure: ${oneLine(grace.failure.reason)}${cause}`
+  );
 }
 
 function imageLine(target: ImageTarget, parts: readonly string[]): string {

@@ -33,6 +33,12 @@ export type PolicyVerdict =
       readonly passed: true;
       /** The authority that passed; absent for a policy without authorities. */
       readonly authority?: string;
+      /**
+       * Set when verification failed now for an infrastructure reason and a record of an earlier
+       * pass admitted the image instead (stale-if-error, `applyGrace`): the record's age and the
+       * failure it stood in for. Admitted with a warning saying so.
+       */
+      readonly grace?: { readonly ageMs: number; readonly failure: VerificationFailure };
     }
   | {
       readonly policy: string;

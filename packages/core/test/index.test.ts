@@ -5,11 +5,13 @@ import * as core from '../src/index.js';
 
 test('the public runtime exports are exactly these', () => {
   expect(Object.keys(core).sort()).toEqual([
+    'CLOCK_SKEW_MS',
     'CoreError',
     'DEFAULT_MAX_EXCEPTION_LIFETIME_MS',
     'DOCKER_HUB',
     'InvalidPolicyError',
     'InvalidReferenceError',
+    'applyGrace',
     'checkedVerdict',
     'compileException',
     'compilePolicies',
@@ -18,6 +20,8 @@ test('the public runtime exports are exactly these', () => {
     'describeCause',
     'digestPatch',
     'exceptionState',
+    'formatAge',
+    'graceFor',
     'matchPolicies',
     'matchSubjectOf',
     'mutatingResponse',
@@ -25,6 +29,7 @@ test('the public runtime exports are exactly these', () => {
     'planChecks',
     'policySet',
     'policyVerdict',
+    'repositoryOf',
     'semanticEqual',
     'summarizeAdmission',
     'validatingResponse',

@@ -72,13 +72,15 @@ export class VerificationCache<T> {
    * deadline is more than `joinSlackMs` later starts a new computation instead of joining one that
    * would give up too early (later callers join the newest). Each caller waits until its own signal fires or deadline
    * passes; the work is aborted only when every caller that waits for it has given up. `keep` says
-   * whether a result may be cached (passes only).
+   * whether a result may be cached (passes only): `true` for the cache's lifetime, a number of
+   * milliseconds for at most that long (a pass someone else verified a while ago), `false` or a
+   * number not above 0 not at all.
    */
   async get(
     key: string,
     waiter: CacheWaiter,
     compute: (call: CacheWaiter) => Promise<T>,
-    keep: (value: T) => boolean,
+    keep: (value: T) => boolean | number,
     onResult?: (result: CacheResult) => void,
   ): Promise<T> {
     const entry = this.#entries.get(key);
@@ -99,7 +101,9 @@ export class VerificationCache<T> {
       const controller = new AbortController();
       const deadline = waiter.deadline;
       const promise = compute({ signal: controller.signal, deadline }).then((value) => {
-        if (keep(value)) this.#store(key, value);
+        const lifetime = keep(value);
+        const ms = lifetime === true ? this.#ttlMs : lifetime === false ? 0 : Math.min(lifetime, this.#ttlMs);
+        if (ms > 0) this.#store(key, value, ms);
         return value;
       });
       const created: Flight<T> = { promise, controller, deadline, waiters: 0 };
@@ -158,9 +162,9 @@ export class VerificationCache<T> {
     });
   }
 
-  #store(key: string, value: T): void {
+  #store(key: string, value: T, ms: number): void {
     this.#entries.delete(key);
-    this.#entries.set(key, { value, expires: this.#now() + this.#ttlMs });
+    this.#entries.set(key, { value, expires: this.#now() + ms });
     while (this.#entries.size > this.#max) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);

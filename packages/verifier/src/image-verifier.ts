@@ -14,6 +14,7 @@ import {
 } from '@signet/registry';
 import { type CacheResult, VerificationCache, WaitDeadlineError } from './cache.js';
 import { verifyIndexed } from './image-index.js';
+import type { PassRecords } from './pass-records.js';
 import type { CompiledAuthorities } from './policy/compile.js';
 import type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
 import { SignatureCheckError } from './sigstore/errors.js';
@@ -67,6 +68,11 @@ export interface ImageVerifierOptions {
   readonly discoveryLimits?: Partial<DiscoveryLimits>;
   /** Reuse of tag resolutions (default 30 s); see `TagCache`. */
   readonly tags?: TagCache;
+  /**
+   * Passes kept outside this process (Signet's verification records): asked on a miss of the
+   * in-memory cache before the registry, and told each pass verified here.
+   */
+  readonly records?: PassRecords;
   /** Observers for metrics. */
   readonly onCache?: (result: CacheResult) => void;
   readonly onRegistryError?: (error: RegistryError) => void;
@@ -206,8 +212,23 @@ export class ImageVerifier {
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
     if (!cacheable(policy.compiled)) return compute(own);
     const key = `${policy.revision}\u0000${target.registry}/${target.repository}@${target.digest}`;
+    // A miss here may be a pass another replica (or this one before a restart) recorded.
+    const records = this.#options.records;
+    const recorded = new WeakMap<PolicyCheck, number>();
+    const computeOrRecorded = async (call: RegistryCall): Promise<PolicyCheck> => {
+      const found = records?.find(policy, target);
+      if (found?.check.passed) {
+        recorded.set(found.check, found.freshForMs);
+        return found.check;
+      }
+      const check = await compute(call);
+      if (check.passed) records?.passed(policy, target, check);
+      return check;
+    };
+    // A recorded pass is kept only for what is left of its lifetime.
+    const keep = (check: PolicyCheck) => check.passed && (recorded.get(check) ?? true);
     return this.#cache
-      .get(key, own, compute, (check) => check.passed, this.#options.onCache)
+      .get(key, own, computeOrRecorded, keep, this.#options.onCache)
       .catch((error: unknown) =>
         failedCheck(policy, infrastructure('verification was cancelled', error, options, started)),
       );

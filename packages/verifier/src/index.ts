@@ -25,6 +25,7 @@ export {
   type PolicyToVerify,
   type VerifyOptions,
 } from './image-verifier.js';
+export type { PassRecords, RecordedPass } from './pass-records.js';
 export {
   type CelEvaluator,
   type CelHost,

@@ -43,6 +43,25 @@ describe('VerificationCache', () => {
     expect(runs).toBe(2);
   });
 
+  it('keeps a value `keep` gives a lifetime for at most that long, never beyond the TTL', async () => {
+    let now = 0;
+    const cache = new VerificationCache<string>({ ttlMs: 100, now: () => now });
+    let runs = 0;
+    const compute = async () => `v${++runs}`;
+    expect(await cache.get('short', never, compute, () => 30)).toBe('v1');
+    now = 29;
+    expect(await cache.get('short', never, compute, () => 30)).toBe('v1');
+    now = 31;
+    expect(await cache.get('short', never, compute, () => 30)).toBe('v2');
+    // A lifetime longer than the TTL is cut to it; 0 (or less) keeps nothing.
+    now = 0;
+    expect(await cache.get('long', never, compute, () => 10_000)).toBe('v3');
+    now = 101;
+    expect(await cache.get('long', never, compute, () => 0)).toBe('v4');
+    expect(await cache.get('long', never, compute, () => -5)).toBe('v5');
+    expect(cache.size).toBe(1);
+  });
+
   it('shares one computation among concurrent callers', async () => {
     const cache = new VerificationCache<number>();
     const gate = deferred<number>();

@@ -11,6 +11,7 @@ import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
 import { type ImageVerification, ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
+import type { PassRecords, RecordedPass } from '../src/pass-records.js';
 import { compileAuthorities } from '../src/policy/compile.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
 import { clusterImagePolicy } from './support/policies.js';
@@ -258,6 +259,78 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     expect(only(await verify(verifier, image.ref, [compiled])).passed).toBe(true);
     expect(requests.length).toBe(warm);
     expect(seen.at(-1)).toBe('hit');
+  });
+
+  it('a second verifier (another replica, a restart) takes a recorded pass instead of the registry (issue 24)', async () => {
+    const image = await push(oci, 'team/recorded');
+    await cosign.signLegacyKeyed(image.ref, key);
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    // The store as Signet's records are to the verifier: a pass per revision and image, with what
+    // is left of its lifetime. A fake of the cluster store; the webhook's is tested on a real API server.
+    const stored = new Map<string, RecordedPass>();
+    const written: string[] = [];
+    let lookups = 0;
+    const keyOf = (p: PolicyToVerify, i: { registry: string; repository: string; digest: string }) =>
+      `${p.revision} ${i.registry}/${i.repository}@${i.digest}`;
+    const records: PassRecords = {
+      find: (p, i) => {
+        lookups++;
+        return stored.get(keyOf(p, i));
+      },
+      passed: (p, i, check) => {
+        written.push(keyOf(p, i));
+        stored.set(keyOf(p, i), { check, freshForMs: 50 });
+      },
+    };
+    const first = new ImageVerifier({ registry, cache: new VerificationCache(), records });
+    const before = requests.length;
+    expect(only(await verify(first, image.ref, [compiled])).passed).toBe(true);
+    expect(requests.length).toBeGreaterThan(before);
+    expect(written).toEqual([keyOf(compiled, { ...parseReference(image.ref), digest: image.digest })]);
+
+    const second = new ImageVerifier({ registry, cache: new VerificationCache(), records });
+    const quiet = requests.length;
+    const recorded = only(await verify(second, image.ref, [compiled]));
+    expect(recorded.passed).toBe(true);
+    expect(requests.length, 'the registry was asked although a pass was recorded').toBe(quiet);
+    // Taken from the store, not verified here: not written again.
+    expect(written).toHaveLength(1);
+    // Kept in memory only for what was left of its lifetime (50 ms), then asked again.
+    const asked = lookups;
+    await verify(second, image.ref, [compiled]);
+    expect(lookups).toBe(asked);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await verify(second, image.ref, [compiled]);
+    expect(lookups).toBe(asked + 1);
+
+    // Another revision (a changed policy) is another key: the store has nothing, the registry is asked.
+    const changed = await policy('release', [{ key: { data: publicKey } }]);
+    const third = new ImageVerifier({ registry, cache: new VerificationCache(), records });
+    const again = requests.length;
+    expect(only(await verify(third, image.ref, [changed])).passed).toBe(true);
+    expect(requests.length).toBeGreaterThan(again);
+  });
+
+  it('a recorded failure is never taken as a pass', async () => {
+    const image = await push(oci, 'team/recorded-failure');
+    const compiled = await policy('release', [{ key: { data: publicKey } }]);
+    const failing: PolicyCheck = {
+      policy: 'release',
+      mode: 'enforce',
+      passed: false,
+      failure: { kind: 'policy', reason: 'recorded' },
+      authorities: [],
+    };
+    const records: PassRecords = {
+      find: () => ({ check: failing, freshForMs: 1000 }),
+      passed: () => undefined,
+    };
+    const verifier = new ImageVerifier({ registry, cache: new VerificationCache(), records });
+    const before = requests.length;
+    const check = only(await verify(verifier, image.ref, [compiled]));
+    expect(check).toMatchObject({ passed: false, failure: { kind: 'policy' } });
+    expect(check.passed || check.failure.reason).not.toBe('recorded');
+    expect(requests.length).toBeGreaterThan(before);
   });
 
   it('keeps each waiter on its own deadline: a short one neither cancels nor poisons shared work (issue 9, item 6)', async () => {

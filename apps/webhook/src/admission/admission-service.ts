@@ -19,6 +19,7 @@ import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/review.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';
+import { type GraceRecords, withGrace } from './grace.js';
 import { ConcurrencyLimit } from './limit.js';
 import { admissionCredentials, type PullSecretLookup } from './pull-secret-keychain.js';
 
@@ -41,13 +42,18 @@ export interface AdmissionServiceOptions {
   readonly maxQueuedVerifications?: number;
   /** Told why a tag could not be pinned (`signet verify` says it; the server logs it). */
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
-  /** Milliseconds since the epoch: which ImagePolicyExceptions are valid (default `Date.now`). */
+  /** Milliseconds since the epoch: which ImagePolicyExceptions are valid, how old a record is (default `Date.now`). */
   readonly now?: () => number;
   /**
    * Told the exceptions an admitted request used (never for a dry run, which the background audit's
    * and `signet verify`'s requests are): the server records Events.
    */
   readonly onExceptionUses?: (request: AdmissionRequest, uses: readonly ExceptionUse[]) => void;
+  /**
+   * Verification records that may admit an image verification could not check now
+   * (stale-if-error); none: every infrastructure failure denies in enforce mode.
+   */
+  readonly grace?: GraceRecords;
 }
 
 /** One policy an ImagePolicyException took off one image of a request. */
@@ -96,6 +102,7 @@ export class AdmissionService {
   readonly #onUnresolvedTag: ((image: string, error: unknown) => void) | undefined;
   readonly #now: () => number;
   readonly #onExceptionUses: AdmissionServiceOptions['onExceptionUses'];
+  readonly #grace: GraceRecords | undefined;
   /** Decisions `quick` made and left to `review`, for as long as their request object lives. */
   readonly #decided = new WeakMap<AdmissionRequest, AdmissionDecision>();
 
@@ -111,6 +118,7 @@ export class AdmissionService {
     this.#onUnresolvedTag = options.onUnresolvedTag;
     this.#now = options.now ?? Date.now;
     this.#onExceptionUses = options.onExceptionUses;
+    this.#grace = options.grace;
     this.#limit = new ConcurrencyLimit(
       options.maxConcurrentVerifications ?? 128,
       options.maxQueuedVerifications ?? 1024,
@@ -306,7 +314,9 @@ export class AdmissionService {
     const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
     stop({ result: failure ?? 'pass' });
     // The verifier judged the policies; the plan's notes (exceptions used) go with its verdict.
-    return { ...result, verdict: checkedVerdict(check, result.verdict.outcome) };
+    const checked = { ...result, verdict: checkedVerdict(check, result.verdict.outcome) };
+    // Stale-if-error: a record may stand in for what the registry could not answer now.
+    return this.#grace === undefined ? checked : withGrace(checked, check, this.#grace, request, this.#now());
   }
 
   /** Pins planned image fields to the digests their tags point at now; the validating call verifies. */

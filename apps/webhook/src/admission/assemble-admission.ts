@@ -8,7 +8,7 @@ import {
   RegistryClient,
   type RegistryError,
 } from '@signet/registry';
-import { ImageVerifier, type SignatureFormats, VerificationCache } from '@signet/verifier';
+import { ImageVerifier, type PassRecords, type SignatureFormats, VerificationCache } from '@signet/verifier';
 import type { RegistrySettings } from '../config.js';
 import { InputError } from '../errors.js';
 import { ReviewTimeout } from '../http/review.js';
@@ -20,6 +20,7 @@ import type { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import type { PolicyObjects, PolicyProblem } from '../policy/policy-objects.js';
 import { PolicyStore } from '../policy/policy-store.js';
 import { AdmissionService, type AdmissionServiceOptions } from './admission-service.js';
+import type { GraceRecords } from './grace.js';
 import type { PullSecretLookup } from './pull-secret-keychain.js';
 
 /** What admission needs, without servers: `signet serve` puts it behind HTTPS, `signet verify` calls it. */
@@ -47,6 +48,8 @@ export interface AdmissionSettings {
   readonly onUnresolvedTag?: (image: string, error: unknown) => void;
   /** Told the exceptions each admitted request used (the server records Events). */
   readonly onExceptionUses?: AdmissionServiceOptions['onExceptionUses'];
+  /** Verification records: passes shared with other replicas, and stale-if-error. */
+  readonly records?: { readonly passes?: PassRecords; readonly grace?: GraceRecords } | undefined;
 }
 
 /** An admission with an empty policy store: policies are installed as they are compiled. */
@@ -64,6 +67,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     cache: new VerificationCache(settings.cacheTtlMs === undefined ? {} : { ttlMs: settings.cacheTtlMs }),
     onCache: (result) => metrics.cacheLookups.inc({ result }),
     onRegistryError: (error) => metrics.registryErrors.inc({ class: registryErrorClass(error) }),
+    ...(settings.records?.passes ? { records: settings.records.passes } : {}),
   });
   const service = new AdmissionService({
     store,
@@ -76,6 +80,7 @@ export function assembleAdmission(settings: AdmissionSettings): Admission {
     ...(settings.credentials ? { credentials: settings.credentials } : {}),
     ...(settings.onUnresolvedTag ? { onUnresolvedTag: settings.onUnresolvedTag } : {}),
     ...(settings.onExceptionUses ? { onExceptionUses: settings.onExceptionUses } : {}),
+    ...(settings.records?.grace ? { grace: settings.records.grace } : {}),
   });
   return { store, verifier, service };
 }

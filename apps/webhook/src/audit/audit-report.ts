@@ -1,5 +1,6 @@
 // The result of one audit, and what it means for a CI job (the exit code).
 import type { ObjectAudit } from './auditor.js';
+import type { DrainRisk } from './drain-risk.js';
 import type { AuditResult } from './findings.js';
 
 /** A namespace as the webhook sees it: opted in (intercepted), or only previewed. */
@@ -18,6 +19,8 @@ export interface AuditReport {
   readonly objects: readonly ObjectAudit[];
   /** Objects by their result. */
   readonly summary: Readonly<Record<AuditResult, number>>;
+  /** Workloads by whether their next replacement Pod would be admitted now (when judged). */
+  readonly drain?: Readonly<Record<DrainRisk['next'], number>>;
 }
 
 export function auditReport(
@@ -27,7 +30,11 @@ export function auditReport(
 ): AuditReport {
   const summary: Record<AuditResult, number> = { pass: 0, fail: 0, warn: 0, infrastructure: 0 };
   for (const object of objects) summary[object.result]++;
-  return { generatedAt: now.toISOString(), namespaces, objects, summary };
+  const judged = objects.flatMap((o) => (o.drain ? [o.drain.next] : []));
+  if (judged.length === 0) return { generatedAt: now.toISOString(), namespaces, objects, summary };
+  const drain: Record<DrainRisk['next'], number> = { admitted: 0, grace: 0, denied: 0 };
+  for (const next of judged) drain[next]++;
+  return { generatedAt: now.toISOString(), namespaces, objects, summary, drain };
 }
 
 /**

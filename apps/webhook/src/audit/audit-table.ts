@@ -1,6 +1,7 @@
 // `signet audit`'s table: grouped by namespace and owner workload, one line per image and policy.
 // Pods of one workload with the same findings share a line, so a 50-replica Deployment reads as
 // one row, not fifty.
+import { formatAge } from '@signet/core';
 import type { AuditReport } from './audit-report.js';
 import type { ObjectAudit } from './auditor.js';
 import type { AuditFinding } from './findings.js';
@@ -39,6 +40,13 @@ export function auditTable(report: AuditReport): string {
     `${total} objects: ${pass} pass, ${fail} fail, ${warn} warn, ${infrastructure} infrastructure` +
       (fail > 0 ? ` (${fail} would be denied)` : ''),
   );
+  const drain = report.drain;
+  if (drain !== undefined && drain.admitted + drain.grace + drain.denied > 0) {
+    out.push(
+      `next Pod of ${drain.admitted + drain.grace + drain.denied} workloads (a drain, an eviction): ` +
+        `${drain.admitted} admitted, ${drain.grace} only on a verification record, ${drain.denied} denied`,
+    );
+  }
   return out.join('\n');
 }
 
@@ -50,7 +58,7 @@ function rowsOf(objects: readonly ObjectAudit[]): Row[] {
     list.push(object);
     byOwner.set(key, list);
   }
-  const rows: Row[] = [{ cells: ['WORKLOAD', 'OBJECT', 'IMAGE', 'POLICY', 'RESULT', 'REASON'] }];
+  const rows: Row[] = [{ cells: ['WORKLOAD', 'OBJECT', 'IMAGE', 'POLICY', 'RESULT', 'NEXT POD', 'REASON'] }];
   for (const owner of [...byOwner.keys()].sort()) {
     let first = true;
     // The workload's own template first, then the Pods it runs.
@@ -58,25 +66,37 @@ function rowsOf(objects: readonly ObjectAudit[]): Row[] {
       (a, b) => Number(!isOwner(a[0], owner)) - Number(!isOwner(b[0], owner)),
     );
     for (const group of groups) {
-      const findings = group[0]?.findings ?? [];
-      const label = objectLabel(group);
-      const lines = findings.length > 0 ? findings : [undefined];
-      lines.forEach((finding, index) => {
-        rows.push({
-          cells: [
-            first ? owner : '',
-            index === 0 ? label : '',
-            finding ? imageLabel(finding) : '(no images)',
-            finding?.policy || (finding ? '-' : ''),
-            finding?.result ?? 'pass',
-            truncate(finding?.reason ?? ''),
-          ],
-        });
+      for (const cells of groupRows(group)) {
+        rows.push({ cells: [first ? owner : '', ...cells] });
         first = false;
-      });
+      }
     }
   }
   return rows;
+}
+
+/** One row per finding of a group of alike objects (without the WORKLOAD cell). */
+function groupRows(group: readonly ObjectAudit[]): string[][] {
+  const findings = group[0]?.findings ?? [];
+  const label = objectLabel(group);
+  const drain = drainLabel(group[0]);
+  const lines = findings.length > 0 ? findings : [undefined];
+  return lines.map((finding, index) => [
+    index === 0 ? label : '',
+    finding ? imageLabel(finding) : '(no images)',
+    finding?.policy || (finding ? '-' : ''),
+    finding?.result ?? 'pass',
+    index === 0 ? drain : '',
+    truncate(finding?.reason ?? ''),
+  ]);
+}
+
+/** Whether the workload's next replacement Pod would be admitted now (drain risk), on its own row. */
+function drainLabel(object: ObjectAudit | undefined): string {
+  const drain = object?.drain;
+  if (drain === undefined) return '';
+  if (drain.next === 'grace') return `grace (${formatAge(drain.recordAgeMs ?? 0)} old record)`;
+  return drain.next;
 }
 
 function isOwner(object: ObjectAudit | undefined, owner: string): boolean {
@@ -87,7 +107,7 @@ function isOwner(object: ObjectAudit | undefined, owner: string): boolean {
 function groupAlike(objects: readonly ObjectAudit[]): ObjectAudit[][] {
   const groups = new Map<string, ObjectAudit[]>();
   for (const object of objects) {
-    const key = `${object.kind}\n${JSON.stringify(object.findings)}`;
+    const key = `${object.kind}\n${JSON.stringify(object.findings)}\n${JSON.stringify(object.drain ?? null)}`;
     const list = groups.get(key) ?? [];
     list.push(object);
     groups.set(key, list);

@@ -4,6 +4,7 @@
 import type { AdmissionService } from '../admission/admission-service.js';
 import { createRequestFor } from '../admission/create-request.js';
 import { judgeCreate } from '../admission/judge-create.js';
+import { type DrainRisk, drainRiskOf } from './drain-risk.js';
 import { type AuditFinding, type AuditResult, findingsOf, worstOf } from './findings.js';
 import type { AuditSubject, WorkloadRef } from './subjects.js';
 
@@ -15,6 +16,8 @@ export interface ObjectAudit {
   readonly owner: WorkloadRef;
   readonly result: AuditResult;
   readonly findings: readonly AuditFinding[];
+  /** For a workload with a pod template, when asked for: would its next replacement Pod be admitted now? */
+  readonly drain?: DrainRisk;
 }
 
 export interface AuditProgress {
@@ -30,6 +33,8 @@ export interface AuditorOptions {
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
   readonly onProgress?: (progress: AuditProgress) => void;
+  /** Also judge each workload's next replacement Pod (`signet audit`'s drain risk). */
+  readonly drain?: boolean;
 }
 
 /** The audit of every subject, in the subjects' order. */
@@ -78,5 +83,8 @@ async function auditOne(subject: AuditSubject, options: AuditorOptions): Promise
     const reason = `cannot be judged: ${(error as Error).message}`;
     findings = [{ path: '', image: '', policy: '', result: 'fail', reason }];
   }
-  return { ...base, result: worstOf(findings.map((f) => f.result)), findings };
+  const drain = options.drain
+    ? await drainRiskOf(options.service, subject, options.timeoutMs, options.signal)
+    : undefined;
+  return { ...base, result: worstOf(findings.map((f) => f.result)), findings, ...(drain ? { drain } : {}) };
 }

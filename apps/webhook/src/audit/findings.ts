@@ -1,6 +1,6 @@
 // What an audit says about one object: per image and policy a result (pass, fail, warn,
 // infrastructure) with its reason, read from the webhook's own answer to a CREATE of the object.
-import { describeCause, type ImageVerdict } from '@signet/core';
+import { describeCause, formatAge, type ImageVerdict } from '@signet/core';
 import type { ImageVerification } from '@signet/verifier';
 import type { CreateJudgement } from '../admission/judge-create.js';
 
@@ -92,6 +92,11 @@ function verdictFindings(verdict: ImageVerdict, wasPinned: boolean): Judged[] {
   switch (outcome.kind) {
     case 'policies':
       return outcome.verdicts.map((v) => {
+        // Admitted on a verification record: not verified now, which says nothing about compliance.
+        if (v.passed && v.grace !== undefined) {
+          const reason = `${v.grace.failure.reason} (admitted on a verification record ${formatAge(v.grace.ageMs)} old: stale-if-error)`;
+          return { policy: v.policy, result: 'infrastructure', reason };
+        }
         if (v.passed)
           return {
             policy: v.policy,

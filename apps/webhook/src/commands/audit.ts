@@ -45,6 +45,7 @@ import { SignetMetrics } from '../metrics.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
 import { readPolicyFiles } from '../policy/policy-file.js';
 import type { PolicyObjects } from '../policy/policy-objects.js';
+import { RECORDS_KEY_SECRET } from '../records/records-flags.js';
 import { registrySettingsFrom } from '../registry-settings.js';
 
 const OUTPUTS = ['table', 'json', 'yaml'] as const;
@@ -105,6 +106,21 @@ export const AUDIT_COMMAND: Command = {
       default: '30s',
       description: 'time allowed per object',
     },
+    {
+      name: 'stale-if-error',
+      type: 'string',
+      value: 'DURATION',
+      default: '24h',
+      description:
+        "the webhook's --stale-if-error (the chart's verificationRecords.staleIfError), for the NEXT POD column (0: records never admit)",
+    },
+    {
+      name: 'verification-records-secret',
+      type: 'string',
+      value: 'NAME',
+      default: RECORDS_KEY_SECRET,
+      description: "the Secret in Signet's namespace holding the records' HMAC key (read only)",
+    },
     { name: 'quiet', short: 'q', type: 'boolean', description: 'no progress lines on stderr' },
   ],
   run: ({ values, stdout, stderr }) => runAudit(values, stdout, stderr),
@@ -128,6 +144,8 @@ interface AuditValues {
   readonly 'docker-config'?: string;
   readonly concurrency?: string;
   readonly timeout?: string;
+  readonly 'stale-if-error'?: string;
+  readonly 'verification-records-secret'?: string;
   readonly quiet?: boolean;
   readonly 'exception-max-lifetime'?: string;
   readonly 'signature-format-default'?: string;
@@ -143,6 +161,9 @@ interface AuditSettings {
   readonly exceptionMaxLifetimeMs: number;
   /** What an authority without `signatureFormat` reads (`--signature-format-default`). */
   readonly formats: SignatureFormats;
+  /** The webhook's grace period, for the drain risk (0: records never admit). */
+  readonly staleIfErrorMs: number;
+  readonly recordsSecret: string;
 }
 
 function settingsOf(values: AuditValues): AuditSettings {
@@ -159,7 +180,13 @@ function settingsOf(values: AuditValues): AuditSettings {
   const policyFiles = values['policy-file'] ?? [];
   if (manifests.length > 0 && (values.namespace !== undefined || values['opted-in-only']))
     throw new UsageError('--namespace and --opted-in-only read a cluster; -f audits manifests');
+  const grace = values['stale-if-error'];
+  const staleIfErrorMs = grace === '0' ? 0 : parseGoDuration(grace ?? '24h');
+  if (staleIfErrorMs === undefined)
+    throw new UsageError(`--stale-if-error must be a duration like 24h, or 0, got ${JSON.stringify(grace)}`);
   return {
+    staleIfErrorMs,
+    recordsSecret: values['verification-records-secret'] ?? RECORDS_KEY_SECRET,
     output,
     concurrency,
     timeoutMs,
@@ -204,6 +231,10 @@ async function auditWith(
 ): Promise<number> {
   const metrics = new SignetMetrics({ defaultMetrics: false });
   const keychain = dockerCredentials(values['docker-config']);
+  // The drain risk counts the records the webhook would: read once from the cluster, if allowed.
+  const grace = kube ? await kube.graceRecords(settings) : undefined;
+  if (grace !== undefined && 'unavailable' in grace)
+    err.write(`note: the NEXT POD column counts no verification records: ${grace.unavailable}\n`);
   const admission = await oneShotAdmission(policies, {
     logger: createLogger({ level: 'silent' }),
     metrics,
@@ -217,6 +248,7 @@ async function auditWith(
     resolveDigests: true,
     ...(kube ? { pullSecrets: kube.pullSecrets } : {}),
     ...(keychain ? { credentials: keychain } : {}),
+    ...(grace !== undefined && 'grace' in grace ? { records: { grace: grace.grace } } : {}),
   });
   const { objects, namespaces } = await objectsToAudit(values, settings, kube);
   const subjects = auditSubjects(objects, { namespace: 'default' });
@@ -225,6 +257,7 @@ async function auditWith(
     service: admission.service,
     concurrency: settings.concurrency,
     timeoutMs: settings.timeoutMs,
+    drain: true,
     ...(progress ? { onProgress: progress.update } : {}),
   });
   await progress?.finish();
@@ -274,18 +307,31 @@ type Kube = Awaited<ReturnType<typeof loadKube>>;
 
 /** The cluster side of an audit: objects, policies (read once) and pull secrets. */
 async function loadKube(kubeconfig: string | undefined, context: string | undefined) {
-  const [{ openKubeApi }, { ClusterInventory }, { ClusterPolicySource }, { KubePullSecretLookup }] =
-    await Promise.all([
-      import('../kube/kube-api.js'),
-      import('../audit/cluster-inventory.js'),
-      import('../kube/cluster-source.js'),
-      import('../kube/pull-secret-lookup.js'),
-    ]);
+  const [
+    { openKubeApi },
+    { ClusterInventory },
+    { ClusterPolicySource },
+    { KubePullSecretLookup },
+    { listGraceRecords },
+  ] = await Promise.all([
+    import('../kube/kube-api.js'),
+    import('../audit/cluster-inventory.js'),
+    import('../kube/cluster-source.js'),
+    import('../kube/pull-secret-lookup.js'),
+    import('../records/listed-records.js'),
+  ]);
   const api = openKubeApi({ kubeconfig, context });
   return {
     api,
     inventory: new ClusterInventory(api),
     pullSecrets: new KubePullSecretLookup(api),
+    /** The verification records, listed once (for the drain risk). */
+    graceRecords: (settings: AuditSettings) =>
+      listGraceRecords(api, {
+        namespace: settings.signetNamespace,
+        keySecret: settings.recordsSecret,
+        graceMs: settings.staleIfErrorMs,
+      }),
     /**
      * The policy objects as the webhook sees them, listed once. A refusal (401, 403) ends the wait
      * at once; anything else is retried for 30 s, then said.

@@ -19,6 +19,7 @@ import type { FlagValues } from '../cli/flags.js';
 import type { ClientAuthConfig, ServeConfig, TlsConfig, TufConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
+import { RECORDS_SERVE_FLAGS, recordsServeConfigFrom } from '../records/records-flags.js';
 import { registrySettingsFrom } from '../registry-settings.js';
 import { runServe } from './serve.js';
 
@@ -189,6 +190,7 @@ export const SERVE_COMMAND: Command = {
         "this replica as the holder of Signet's Leases (policy status, background scan); unique per replica",
     },
     ...AUDIT_SERVE_FLAGS,
+    ...RECORDS_SERVE_FLAGS,
     {
       name: 'log-level',
       type: 'string',
@@ -348,6 +350,12 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
   const logLevel = values['log-level'] ?? 'info';
   if (!LEVELS.has(logLevel)) throw new UsageError(`--log-level must be one of ${[...LEVELS].join(', ')}`);
   const registries = registrySettingsFrom(values);
+  const records = recordsServeConfigFrom(flags);
+  if (records.enabled && files.length > 0) {
+    throw new UsageError(
+      '--verification-records keeps records in the cluster and cannot be used with --policy-file',
+    );
+  }
   return {
     ...ports,
     kmsRefreshMs: boundedDuration(values['kms-refresh'], '5m', 'kms-refresh', [10_000, 24 * HOUR]),
@@ -381,6 +389,7 @@ export function serveConfigFrom(flags: FlagValues, env: NodeJS.ProcessEnv): Serv
     shutdownGraceMs: duration(values['shutdown-grace'], '10s', 'shutdown-grace'),
     logLevel,
     audit: auditServeConfigFrom(flags),
+    records,
   };
 }
 

@@ -62,6 +62,11 @@ export class WatchedCollection {
     return this.#informer.list();
   }
 
+  /** One object as last seen, by name (and namespace): a map read. */
+  get(name: string, namespace?: string): WatchedObject | undefined {
+    return this.#informer.get(name, namespace);
+  }
+
   /** Lists and watches in the background. */
   start(): void {
     this.#informer.start().catch((error: unknown) => this.#failed(error));

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { AdmissionDecision, ImageReference } from '@signet/core';
 import {
   type CompiledException,
@@ -29,13 +28,17 @@ import {
   type PolicyToVerify,
   type RemotePolicyFetch,
   type RemoteTrustRoots,
+  SIGNATURE_FORMATS,
   type SignatureFormats,
   TrustRootError,
   type TrustRootOptions,
   type TrustRootResolver,
   trustRootResolver,
 } from '@signet/verifier';
+import { version } from '../version.js';
+import { type FingerprintInputs, PolicyReads, policyFingerprint, recordingContext } from './fingerprint.js';
 import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-objects.js';
+import { staleIfErrorOf } from './stale-if-error-annotation.js';
 
 /**
  * One ClusterImagePolicy or ImagePolicy, compiled once per change: core's half (globs, match selectors, mode)
@@ -53,6 +56,12 @@ export interface SnapshotPolicy extends CompiledPolicy {
   readonly brokenKind: 'unreadable' | 'invalid' | 'passing' | undefined;
   /** The `metadata.generation` that was compiled (for `status.observedGeneration`). */
   readonly generation: number | undefined;
+  /**
+   * How long a verification record may admit an image this policy cannot verify now for an
+   * infrastructure reason (stale-if-error): the `signet.dev/stale-if-error` annotation, else
+   * `undefined` (the server's default applies). 0 turns it off for this policy.
+   */
+  readonly staleIfErrorMs: number | undefined;
 }
 
 /** Whether a TrustRoot can be used: `undefined` when it loaded, else why not. */
@@ -104,8 +113,8 @@ export interface CompileOptions {
   readonly defaultRoot?: LivingTrustRoot;
   /** `remote` TrustRoots kept across compiles and refreshed on a schedule. */
   readonly remoteRoots?: RemoteTrustRoots;
-  /** Changes whenever a KMS key or a TUF-served root changed: passes cached under the old one are not reused. */
-  readonly generation?: number;
+  /** Signet's version, part of every policy's fingerprint (verification may differ between versions). */
+  readonly signetVersion?: string;
   readonly now?: () => Date;
   /** CUE and Rego; without them such policies are broken (they deny what they match). */
   readonly engines?: PolicyEngineHost;
@@ -141,10 +150,6 @@ export interface CompileResult {
 }
 
 const PASSING_CODES: ReadonlySet<string> = new Set(['REMOTE_POLICY_FAILED', 'POLICY_ENGINE_FAILED']);
-
-function digestOf(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
-}
 
 /** A policy that cannot be enforced denies everything it matches, saying why. */
 function brokenAuthorities(policy: CompiledPolicy, problem: string): CompiledAuthorities {
@@ -248,36 +253,32 @@ function matcherOf(policy: AnyPolicy, broken: string | undefined, problems: Poli
   }
 }
 
-/** The `signet.dev/` annotations of a policy, in a stable order. */
-function signetAnnotations(annotations: Readonly<Record<string, string>> | undefined): [string, string][] {
-  return Object.entries(annotations ?? {})
-    .filter(([key]) => key.startsWith('signet.dev/'))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
 /** One policy's record: its authorities compiled, or why it cannot be enforced. */
 async function compileRecord(
   { matcher, broken: unusable }: Matcher,
   unusableKind: 'unreadable' | 'invalid',
-  context: CompileContext,
-  shared: string,
+  base: CompileContext,
+  fingerprinting: Omit<FingerprintInputs, 'policy' | 'reads'>,
 ): Promise<{ record: SnapshotPolicy; problem?: PolicyProblem; retry: boolean }> {
   const source = matcher.policy;
-  // Signet's annotations change what a policy requires (`signet.dev/index-signatures`) without
-  // changing its generation: they are part of the revision, so no pass cached under the old meaning is reused.
-  const meaning = { spec: source.spec, annotations: signetAnnotations(source.metadata.annotations) };
-  const revision = `${source.metadata.uid ?? matcher.name}:${digestOf(meaning)}:${shared}`;
+  // What this policy's compile reads goes into its fingerprint (the revision of its passes).
+  const reads = new PolicyReads();
+  const context = recordingContext(base, reads);
   const record = (
     compiled: CompiledAuthorities,
     broken: string | undefined,
     brokenKind: SnapshotPolicy['brokenKind'],
-  ): SnapshotPolicy => ({
-    ...matcher,
-    toVerify: { name: matcher.name, mode: matcher.mode, revision, compiled },
-    broken,
-    brokenKind,
-    generation: source.metadata.generation,
-  });
+  ): SnapshotPolicy => {
+    const revision = policyFingerprint({ ...fingerprinting, policy: source, reads });
+    return {
+      ...matcher,
+      toVerify: { name: matcher.name, mode: matcher.mode, revision, compiled },
+      broken,
+      brokenKind,
+      generation: source.metadata.generation,
+      staleIfErrorMs: staleIfErrorOf(source),
+    };
+  };
   if (unusable !== undefined) {
     return { record: record(brokenAuthorities(matcher, unusable), unusable, unusableKind), retry: false };
   }
@@ -351,19 +352,6 @@ export async function compileSnapshot(
     ...(options.defaultRoot ? { defaultRoot: options.defaultRoot } : {}),
     ...(options.remoteRoots ? { remoteRoots: options.remoteRoots } : {}),
   });
-  // Any change of the Secrets, ConfigMaps or TrustRoots a policy may read, or of a KMS key or TUF
-  // root, gives every policy a new revision.
-  const shared = digestOf({
-    secrets: objects.secrets.map((s) => [
-      s.namespace,
-      s.name,
-      Object.entries(s.data).map(([k, v]) => [k, digestOf(Buffer.from(v).toString('base64'))]),
-    ]),
-    trustRoots: objects.trustRoots.map((t) => [t.metadata.name, t.spec]),
-    configMaps: objects.configMaps.map((c) => [c.namespace, c.name, digestOf(c.data)]),
-    enableOCI11: objects.config.enableOCI11,
-    generation: options.generation ?? 0,
-  });
   const unreadable = new Set(
     objects.unreadable.map((policy) =>
       policy.kind === 'ImagePolicy' ? `${policy.namespace}/${policy.name}` : policy.name,
@@ -384,7 +372,11 @@ export async function compileSnapshot(
   };
   const compiledRecords = await Promise.all(
     matchers.map((m) =>
-      compileRecord(m, unreadable.has(m.matcher.name) ? 'unreadable' : 'invalid', context, shared),
+      compileRecord(m, unreadable.has(m.matcher.name) ? 'unreadable' : 'invalid', context, {
+        signet: options.signetVersion ?? version(),
+        config: objects.config,
+        formats: (options.formats ?? SIGNATURE_FORMATS).defaults,
+      }),
     ),
   );
   const records = compiledRecords.map((r) => r.record);

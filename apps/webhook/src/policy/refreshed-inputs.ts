@@ -1,8 +1,8 @@
 // What policy compiles read from outside the cluster: KMS public keys (`key.kms`) and trust roots
 // served by TUF (the default root with --tuf-mirror, `remote` TrustRoots). Each is fetched when a
 // policy first needs it and then refreshed on its own schedule, never per admission; a change
-// bumps the generation (new policy revisions, so no pass cached under the old key or root is
-// reused) and recompiles. Failures keep the last good key or root and are logged and counted; a
+// recompiles, and the policies that use the key or root get a new fingerprint (policy/
+// fingerprint.ts: no pass verified under the old key or root is reused). Failures keep the last good key or root and are logged and counted; a
 // root is refreshed again when the metadata it was verified with expires, and dropped if the
 // mirror has nothing newer (a frozen mirror). KMS endpoints and TUF mirrors are only those the
 // operator allows (see ../outbound.ts).
@@ -26,7 +26,7 @@ export interface RefreshedInputs {
   readonly kmsKeys: KmsKeyStore;
   readonly defaultRoot: LivingTrustRoot | undefined;
   readonly remoteRoots: RemoteTrustRoots;
-  /** Bumped on every change of a key or root. */
+  /** Bumped on every change of a key or root (a count; fingerprints read the keys and roots themselves). */
   readonly generation: number;
   /** Starts the refresh timers; `onChange` recompiles. Returns the function that stops them. */
   start(onChange: () => void): () => void;

@@ -385,6 +385,48 @@ describe.each(HELM_MAJORS)('the chart under %s', (major: HelmMajor) => {
   });
 });
 
+describe.each(HELM_MAJORS)('verification records under %s', (major: HelmMajor) => {
+  it('on by default: the CRD, the Role rule and the flags; a quota on the count when asked; off: none of them', async () => {
+    const objects = await renderChart(major);
+    const crd = objects.find((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'verificationrecords.signet.dev');
+    expect(crd).toEqual(parse(readFileSync(`${CHART_DIR}/files/verification-records/signet.dev_verificationrecords.yaml`, 'utf8')));
+    const role = only<{ rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }>(objects, 'Role');
+    expect(role.rules).toContainEqual({
+      apiGroups: ['signet.dev'],
+      resources: ['verificationrecords'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+    });
+    // Nobody else is given the records: no ClusterRole (Signet's, or those it aggregates) names them.
+    const clusterRoles = objects.filter((o) => o.kind === 'ClusterRole') as unknown as {
+      rules: { apiGroups: string[] }[];
+    }[];
+    expect(clusterRoles.length).toBeGreaterThan(0);
+    expect(clusterRoles.flatMap((role) => role.rules.flatMap((r) => r.apiGroups))).not.toContain('signet.dev');
+    expect(container(objects).args).toEqual(
+      expect.arrayContaining([
+        '--verification-records',
+        '--stale-if-error=24h',
+        '--max-verification-records=5000',
+        '--verification-records-secret=signet-webhook-records-key',
+      ]),
+    );
+    expect(objects.some((o) => o.kind === 'ResourceQuota')).toBe(false);
+    const quota = await renderChart(major, { verificationRecords: { quota: true } });
+    expect(only<{ spec: { hard: Record<string, string> } }>(quota, 'ResourceQuota').spec.hard).toEqual({
+      'count/verificationrecords.signet.dev': '6000',
+    });
+    const tuned = await renderChart(major, { verificationRecords: { staleIfError: '0', maxRecords: 100, quota: false } });
+    expect(container(tuned).args).toEqual(expect.arrayContaining(['--stale-if-error=0', '--max-verification-records=100']));
+    expect(tuned.some((o) => o.kind === 'ResourceQuota')).toBe(false);
+    const off = await renderChart(major, { verificationRecords: { enabled: false } });
+    expect(off.some((o) => o.metadata.name === 'verificationrecords.signet.dev' || o.kind === 'ResourceQuota')).toBe(false);
+    expect(container(off).args.some((a: string) => a.includes('verification-records'))).toBe(false);
+    expect(JSON.stringify(only(off, 'Role'))).not.toContain('signet.dev');
+    expect(await renderError(major, { verificationRecords: { maxRecords: 20_000 } })).toContain('/verificationRecords/maxRecords');
+    expect(await renderError(major, { verificationRecords: { staleIfError: 'a day' } })).toContain('/verificationRecords/staleIfError');
+  });
+});
+
 // Helm 3's `install --dry-run=client` still asks a cluster for its version, so NOTES are rendered
 // with Helm 4 here; e2e/test/chart.test.ts installs the chart with both majors and reads them too.
 describe('the chart NOTES under helm4', () => {

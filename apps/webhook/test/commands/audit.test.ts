@@ -211,14 +211,17 @@ describe('signet audit -f', () => {
     expect(table.err).toMatch(/^audit: 4\/4 objects, \d+ images verified, \d+ cache hits$/m);
     const lines = table.out.split('\n');
     expect(lines[0]).toBe('NAMESPACE shop');
-    expect(lines[1]).toMatch(/^WORKLOAD\s+OBJECT\s+IMAGE\s+POLICY\s+RESULT\s+REASON$/);
+    expect(lines[1]).toMatch(/^WORKLOAD\s+OBJECT\s+IMAGE\s+POLICY\s+RESULT\s+NEXT POD\s+REASON$/);
     expect(lines[2]).toMatch(
-      /^Deployment\/web\s+Deployment\/web\s+\S+:v2@sha256:[0-9a-f]{12}\s+release\s+pass\s/,
+      /^Deployment\/web\s+Deployment\/web\s+\S+:v2@sha256:[0-9a-f]{12}\s+release\s+pass\s+admitted\s/,
     );
     expect(lines[3]).toMatch(
       /^\s+Pod\/web-1-abc\s+.*\(spec: \S+:moving\)\s+release\s+fail\s+no signature found$/,
     );
-    expect(lines.at(-2)).toBe('4 objects: 1 pass, 2 fail, 1 warn, 0 infrastructure (2 would be denied)');
+    expect(lines.at(-3)).toBe('4 objects: 1 pass, 2 fail, 1 warn, 0 infrastructure (2 would be denied)');
+    expect(lines.at(-2)).toMatch(
+      /^next Pod of \d+ workloads \(a drain, an eviction\): \d+ admitted, 0 only on a verification record, \d+ denied$/,
+    );
     const yaml = await audit(
       '-f',
       join(manifests, 'outage.json'),

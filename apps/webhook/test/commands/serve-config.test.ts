@@ -48,6 +48,12 @@ describe('signet serve flags', () => {
         maxResults: 500,
         leaseName: 'signet-audit',
       },
+      records: {
+        enabled: false,
+        staleIfErrorMs: 86_400_000,
+        maxRecords: 5000,
+        keySecret: 'signet-webhook-records-key',
+      },
     });
     expect(serveConfigFrom({ ...files, host: '127.0.0.1' }, { POD_NAMESPACE: 'sig' })).toMatchObject({
       namespace: 'sig',
@@ -67,6 +73,35 @@ describe('signet serve flags', () => {
       secretName: 'signet-webhook-tls',
       serviceName: 'signet-webhook',
     });
+  });
+
+  it('takes the verification-record flags (cluster only), refusing what would be unbounded', () => {
+    const cluster = { 'tls-self-managed': true };
+    expect(
+      serveConfigFrom(
+        {
+          ...cluster,
+          'verification-records': true,
+          'stale-if-error': '2h30m',
+          'max-verification-records': '100',
+          'verification-records-secret': 'records-key',
+        },
+        {},
+      ).records,
+    ).toEqual({ enabled: true, staleIfErrorMs: 9_000_000, maxRecords: 100, keySecret: 'records-key' });
+    expect(serveConfigFrom({ ...cluster, 'stale-if-error': '0' }, {}).records.staleIfErrorMs).toBe(0);
+    for (const [flags, message] of [
+      [{ 'stale-if-error': 'a day' }, /--stale-if-error must be a duration/],
+      [{ 'stale-if-error': '721h' }, /at most 720h/],
+      [{ 'max-verification-records': '99' }, /from 100 to 9000/],
+      [{ 'max-verification-records': '9001' }, /from 100 to 9000/],
+      [{ 'verification-records-secret': 'Key!' }, /a Kubernetes object name/],
+    ] as const) {
+      expect(() => serveConfigFrom({ ...cluster, ...flags }, {})).toThrow(message);
+    }
+    expect(() =>
+      serveConfigFrom({ ...files, 'policy-file': ['p.yaml'], 'verification-records': true }, {}),
+    ).toThrow(/cannot be used with --policy-file/);
   });
 
   it("reads the formats of an authority without signatureFormat: both, or policy-controller's legacy alone", () => {
