@@ -16,6 +16,16 @@ export default signetTestConfig({
     'src/audit/noncompliance-events.ts',
     'src/audit/background-scanner.ts',
     'src/audit/start-scanner.ts',
+    // Verification records on the cluster (the key Secret, the informer, the writer, the collector,
+    // Events): e2e/test/verification-records.test.ts runs them against a real API server with two
+    // Signet processes, and the kind suite's drain. Their format and flags are covered here.
+    'src/records/grace-events.ts',
+    'src/records/listed-records.ts',
+    'src/records/record-collector.ts',
+    'src/records/record-key.ts',
+    'src/records/record-store.ts',
+    'src/records/record-writer.ts',
+    'src/records/verification-records.ts',
     // Reads a live cluster: covered by e2e/test/migration.test.ts.
     'src/migrate/cluster-state.ts',
     // Runs in a worker thread, which the test process's V8 coverage does not see; its verdicts are

@@ -155,6 +155,21 @@ describe('applyGrace and the answer', () => {
     ]);
   });
 
+  it("names the failure's cause in the warning", () => {
+    const failure = { ...outage.failure, cause: new Error('connect ECONNREFUSED 10.0.0.7:443') } as const;
+    const verdict: ImageVerdict = {
+      path: 'spec.containers[0].image',
+      image: IMAGE,
+      outcome: { kind: 'policies', verdicts: [{ ...outage, failure }] },
+    };
+    const applied = applyGrace(verdict, contextWith({ release: record }));
+    expect(summarizeAdmission(decision, [applied.verdict]).warnings).toEqual([
+      `spec.containers[0].image ${IMAGE}: policy "release" (enforce): admitted on a verification record 3h old ` +
+        '(stale-if-error): verification failed now: infrastructure failure: cannot read signatures from the registry ' +
+        '(connect ECONNREFUSED 10.0.0.7:443)',
+    ]);
+  });
+
   it('one policy graced, another failing by policy: still denied', () => {
     const second: PolicyVerdict = { ...unsigned, policy: 'sbom' };
     const verdict: ImageVerdict = {
@@ -183,13 +198,9 @@ describe('applyGrace and the answer', () => {
   });
 
   it('formats ages', () => {
-    expect([0, 45_000, 12 * 60_000, 3 * HOUR + 12 * 60_000, 50 * HOUR].map(formatAge)).toEqual([
-      '0s',
-      '45s',
-      '12m',
-      '3h12m',
-      '2d2h',
-    ]);
+    expect(
+      [0, 45_000, 12 * 60_000, 3 * HOUR, 3 * HOUR + 12 * 60_000, 48 * HOUR, 50 * HOUR].map(formatAge),
+    ).toEqual(['0s', '45s', '12m', '3h', '3h12m', '2d', '2d2h']);
   });
 });
 

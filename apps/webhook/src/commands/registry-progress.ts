@@ -1,5 +1,7 @@
 // What `signet verify` says while a registry is slow: every few seconds, on stderr, which request
-// it is waiting for and for how long, instead of silence until the timeout.
+// it is waiting for and for how long, instead of silence until the timeout. Pending requests are
+// looked at ten times per interval, so that a request slower than the interval is said whenever it
+// started (a check once per interval could fall just before each request turns slow).
 import type { FetchFunction } from '@signet/registry';
 import { dispatchFetch } from '@signet/registry';
 
@@ -14,6 +16,7 @@ export class RegistryProgress {
   readonly #now: () => number;
   readonly #pending = new Set<Pending>();
   #timer: NodeJS.Timeout | undefined;
+  #lastReport = Number.NEGATIVE_INFINITY;
 
   constructor(write: (line: string) => void, options: { intervalMs?: number; now?: () => number } = {}) {
     this.#write = write;
@@ -26,7 +29,7 @@ export class RegistryProgress {
     return async (url, init) => {
       const pending = { what: `${init.method} ${url.host}${url.pathname}`, started: this.#now() };
       this.#pending.add(pending);
-      this.#timer ??= setInterval(() => this.#report(), this.#intervalMs).unref();
+      this.#timer ??= setInterval(() => this.#report(), Math.max(10, this.#intervalMs / 10)).unref();
       try {
         return await next(url, init);
       } finally {
@@ -42,11 +45,13 @@ export class RegistryProgress {
 
   #report(): void {
     const now = this.#now();
+    if (now - this.#lastReport < this.#intervalMs) return;
     const slow = [...this.#pending].filter((p) => now - p.started >= this.#intervalMs);
     const [oldest] = slow;
     if (oldest === undefined) return;
     const others = slow.length > 1 ? ` (and ${slow.length - 1} more)` : '';
     const seconds = Math.round((now - oldest.started) / 1000);
+    this.#lastReport = now;
     this.#write(`waiting for the registry: ${oldest.what}${others}, ${seconds}s so far`);
   }
 }
