@@ -78,9 +78,11 @@ export {
 } from './stale-if-error.js';
 export {
   type AuthorityResult,
+  combineAuthorities,
   type FailureKind,
   type ImageOutcome,
   type ImageVerdict,
+  type PolicyResult,
   type PolicyVerdict,
   policyVerdict,
   type VerificationFailure,

@@ -5,7 +5,13 @@ import type { AdmissionDecision, ImageTarget } from './decide.js';
 import { InvalidReferenceError } from './errors.js';
 import { type CompiledPolicy, type MatchSubject, matchPolicies, type PolicySet } from './match.js';
 import { type ImageReference, parseReference } from './reference.js';
-import type { ImageOutcome, ImageVerdict } from './verdict.js';
+import {
+  type ImageOutcome,
+  type ImageVerdict,
+  inMode,
+  type PolicyResult,
+  type PolicyVerdict,
+} from './verdict.js';
 
 /** Verify `reference` against every policy (all must pass); report one `PolicyVerdict` each. */
 export interface VerifyCheck<P extends CompiledPolicy = CompiledPolicy> {
@@ -47,9 +53,26 @@ export function planChecks<P extends CompiledPolicy>(
   return decision.images.map((target) => checkFor(target, set, subject, pinning, options.now));
 }
 
-/** The verdict of a `verify` check: what the verifier found, with what the plan noted. */
-export function checkedVerdict(check: VerifyCheck, outcome: ImageOutcome): ImageVerdict {
+/**
+ * The verdict of a `verify` check: the verifier's results, one per policy of the check in its
+ * order, each joined with that policy's record (its mode), with what the plan noted. A policy
+ * the results do not answer (missing, or about another policy) fails as infrastructure: never
+ * admitted for want of an answer.
+ */
+export function checkedVerdict(check: VerifyCheck, results: readonly PolicyResult[]): ImageVerdict {
+  const verdicts = check.policies.map((policy, index) => {
+    const result = results[index];
+    return result !== undefined && result.policy === policy.name
+      ? inMode(result, policy.mode)
+      : unanswered(policy);
+  });
+  const outcome: ImageOutcome = { kind: 'policies', verdicts };
   return { path: check.target.path, image: check.target.image, outcome, ...check.notes };
+}
+
+function unanswered(policy: CompiledPolicy): PolicyVerdict {
+  const failure = { kind: 'infrastructure' as const, reason: 'the verifier gave no result for the policy' };
+  return { policy: policy.name, mode: policy.mode, passed: false, failure };
 }
 
 function checkFor<P extends CompiledPolicy>(

@@ -25,7 +25,15 @@ export type AuthorityResult =
   | { readonly authority: string; readonly passed: true }
   | { readonly authority: string; readonly passed: false; readonly failure: VerificationFailure };
 
-/** What one ClusterImagePolicy or ImagePolicy said about one image. */
+/**
+ * What the verifier says about one policy for one image: the policy's name and whether it passed.
+ * Its mode is not the verifier's business: {@link checkedVerdict} joins it from core's record.
+ */
+export type PolicyResult =
+  | { readonly policy: string; readonly passed: true; readonly authority?: string }
+  | { readonly policy: string; readonly passed: false; readonly failure: VerificationFailure };
+
+/** What one ClusterImagePolicy or ImagePolicy said about one image, in its mode. */
 export type PolicyVerdict =
   | {
       readonly policy: string;
@@ -85,24 +93,35 @@ export interface ImageVerdict {
  * authority could not be checked (a retry might pass), else `policy`; with several authorities the
  * cause is an `AggregateError` holding each authority's failure with its own cause.
  */
-export function policyVerdict(
-  policy: { readonly name: string; readonly mode: PolicyMode },
-  results: readonly AuthorityResult[],
-): PolicyVerdict {
-  const base = { policy: policy.name, mode: policy.mode };
+export function combineAuthorities(policy: string, results: readonly AuthorityResult[]): PolicyResult {
   const failures: VerificationFailure[] = [];
   const errors: Error[] = [];
   for (const result of results) {
-    if (result.passed) return { ...base, passed: true, authority: result.authority };
+    if (result.passed) return { policy, passed: true, authority: result.authority };
     failures.push(result.failure);
     errors.push(
       new Error(`authority "${result.authority}": ${result.failure.reason}`, { cause: result.failure.cause }),
     );
   }
   const [only] = failures;
-  if (only === undefined) return { ...base, passed: true };
-  if (failures.length === 1) return { ...base, passed: false, failure: only };
+  if (only === undefined) return { policy, passed: true };
+  if (failures.length === 1) return { policy, passed: false, failure: only };
   const kind = failures.some((failure) => failure.kind === 'infrastructure') ? 'infrastructure' : 'policy';
   const reason = `none of ${failures.length} authorities passed`;
-  return { ...base, passed: false, failure: { kind, reason, cause: new AggregateError(errors, '') } };
+  return { policy, passed: false, failure: { kind, reason, cause: new AggregateError(errors, '') } };
+}
+
+/** A policy's verdict in its mode: its authorities combined ({@link combineAuthorities}). */
+export function policyVerdict(
+  policy: { readonly name: string; readonly mode: PolicyMode },
+  results: readonly AuthorityResult[],
+): PolicyVerdict {
+  return inMode(combineAuthorities(policy.name, results), policy.mode);
+}
+
+/** A verifier's result in the mode of the policy it is about (only the fields a verdict has). */
+export function inMode(result: PolicyResult, mode: PolicyMode): PolicyVerdict {
+  if (!result.passed) return { policy: result.policy, mode, passed: false, failure: result.failure };
+  const authority = result.authority === undefined ? {} : { authority: result.authority };
+  return { policy: result.policy, mode, passed: true, ...authority };
 }

@@ -13,6 +13,7 @@ test('the public runtime exports are exactly these', () => {
     'InvalidReferenceError',
     'applyGrace',
     'checkedVerdict',
+    'combineAuthorities',
     'compileException',
     'compilePolicies',
     'compilePolicy',

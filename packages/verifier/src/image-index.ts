@@ -98,5 +98,5 @@ function prefixed(check: FailedCheck, what: string): PolicyCheck {
 }
 
 function failed(compiled: CompiledAuthorities, failure: VerificationFailure): PolicyCheck {
-  return { policy: compiled.policy, mode: compiled.mode, passed: false, failure, authorities: [] };
+  return { policy: compiled.policy, passed: false, failure, authorities: [] };
 }

@@ -1,9 +1,8 @@
-// Verifies one image against the ClusterImagePolicies that match it: resolve the digest, find what
+// Verifies one image against the compiled policies that match it: resolve the digest, find what
 // is stored next to it (once per distinct discovery, shared by every authority that asks), verify
-// each policy, and reuse passes from the cache. The result is @signet/core's `ImageVerdict`, which
-// core turns into the AdmissionResponse.
-import type { ImageReference, ImageVerdict, PolicyVerdict, VerificationFailure } from '@signet/core';
-import type { PolicyMode } from '@signet/k8s-types';
+// each policy, and reuse passes from the cache. The results are @signet/core's `PolicyResult`s,
+// which core joins with its own records of the policies (`checkedVerdict`) into a verdict.
+import type { ImageReference, VerificationFailure } from '@signet/core';
 import type { CredentialSource, DigestRef, Manifest, RegistryCall } from '@signet/registry';
 import {
   ArtifactDiscovery,
@@ -21,26 +20,10 @@ import { SignatureCheckError } from './sigstore/errors.js';
 import { TagCache } from './tag-cache.js';
 import { verifyAtDigest } from './verify-at-digest.js';
 
-/** One matching ClusterImagePolicy, compiled, as the verifier needs it. */
-export interface PolicyToVerify {
-  readonly name: string;
-  readonly mode: PolicyMode;
-  /**
-   * Changes whenever the policy or anything it was compiled from changes (uid, generation, the
-   * Secrets and TrustRoots it reads): the cache key of its passes.
-   */
-  readonly revision: string;
-  readonly compiled: CompiledAuthorities;
-}
-
 export interface ImageToVerify {
-  /** Field path of the image in the admitted object. */
-  readonly path: string;
-  /** The image as written. */
-  readonly image: string;
   readonly reference: ImageReference;
-  /** Every policy the image must pass (all of them). */
-  readonly policies: readonly PolicyToVerify[];
+  /** Every policy the image must pass (all of them), as `compileAuthorities` returned them. */
+  readonly policies: readonly CompiledAuthorities[];
 }
 
 export interface VerifyOptions {
@@ -54,10 +37,12 @@ export interface VerifyOptions {
 }
 
 export interface ImageVerification {
-  readonly verdict: ImageVerdict;
   /** The digest that was verified; `undefined` when it could not be resolved. */
   readonly digest: string | undefined;
-  /** Per policy, with per-authority details (signer, counts, rejected artifacts) for logs. */
+  /**
+   * One per policy of `ImageToVerify.policies`, in that order, with per-authority details (signer,
+   * counts, rejected artifacts) for logs.
+   */
   readonly checks: readonly PolicyCheck[];
 }
 
@@ -66,8 +51,6 @@ export interface ImageVerifierOptions {
   readonly registry?: RegistryClient;
   readonly cache?: VerificationCache<PolicyCheck>;
   readonly discoveryLimits?: Partial<DiscoveryLimits>;
-  /** Reuse of tag resolutions (default 30 s); see `TagCache`. */
-  readonly tags?: TagCache;
   /**
    * Passes kept outside this process (Signet's verification records): asked on a miss of the
    * in-memory cache before the registry, and told each pass verified here.
@@ -91,7 +74,8 @@ export class ImageVerifier {
     this.#registry = options.registry ?? new RegistryClient();
     this.#cache = options.cache ?? new VerificationCache<PolicyCheck>();
     this.#now = options.now ?? Date.now;
-    this.#tags = options.tags ?? new TagCache({ now: this.#now });
+    // Tag resolutions are reused for 30 s (`TagCache`).
+    this.#tags = new TagCache({ now: this.#now });
   }
 
   /** Resolves a tag to the digest the registry serves now. Throws `RegistryError`. */
@@ -138,7 +122,7 @@ export class ImageVerifier {
               started,
             );
       const checks = image.policies.map((policy) => failedCheck(policy, failure));
-      return { verdict: verdictOf(image, checks), digest: undefined, checks };
+      return { digest: undefined, checks };
     }
     const { registry, repository } = image.reference;
     const target: DigestRef = { registry, repository, digest };
@@ -173,11 +157,11 @@ export class ImageVerifier {
         ),
       ),
     );
-    return { verdict: verdictOf(image, checks), digest, checks };
+    return { digest, checks };
   }
 
   #checkPolicy(
-    policy: PolicyToVerify,
+    policy: CompiledAuthorities,
     target: DigestRef,
     reads: ImageReads,
     options: VerifyOptions,
@@ -186,7 +170,7 @@ export class ImageVerifier {
     // The work runs under `call`: this request's, or (shared) that of the request that started it.
     const compute = async (call: RegistryCall): Promise<PolicyCheck> => {
       let inputs = options.specInputs;
-      if (policy.compiled.specPolicy?.fetchConfigFile) {
+      if (policy.specPolicy?.fetchConfigFile) {
         try {
           inputs = { ...inputs, config: await reads.configFiles(call) };
         } catch (error) {
@@ -202,15 +186,15 @@ export class ImageVerifier {
         inputs,
         unreadable: (error: unknown) => this.#unreadable(error, options, started),
       };
-      return verifyIndexed(policy.compiled, {
+      return verifyIndexed(policy, {
         digest: target.digest,
         manifest: () => reads.manifest(call),
-        verifyAt: (digest) => verifyAtDigest(policy.compiled, { ...target, digest }, digestReads),
+        verifyAt: (digest) => verifyAtDigest(policy, { ...target, digest }, digestReads),
         unreadable: (error) => this.#registryFailure('cannot read the image index', error, options, started),
       });
     };
     const own: RegistryCall = { signal: options.signal, deadline: options.deadline };
-    if (!cacheable(policy.compiled)) return compute(own);
+    if (!cacheable(policy)) return compute(own);
     const key = `${policy.revision}\u0000${target.registry}/${target.repository}@${target.digest}`;
     // A miss here may be a pass another replica (or this one before a restart) recorded.
     const records = this.#options.records;
@@ -300,14 +284,6 @@ function whatWasWaitedFor(error: unknown): Error | undefined {
   return error instanceof RegistryError ? new Error(error.message) : undefined;
 }
 
-function failedCheck(policy: PolicyToVerify, failure: VerificationFailure): PolicyCheck {
-  return { policy: policy.name, mode: policy.mode, passed: false, failure, authorities: [] };
-}
-
-function verdictOf(image: ImageToVerify, checks: readonly PolicyCheck[]): ImageVerdict {
-  const verdicts: PolicyVerdict[] = checks.map((check) => {
-    const { authorities: _details, ...verdict } = check;
-    return verdict;
-  });
-  return { path: image.path, image: image.image, outcome: { kind: 'policies', verdicts } };
+function failedCheck(policy: CompiledAuthorities, failure: VerificationFailure): PolicyCheck {
+  return { policy: policy.policy, passed: false, failure, authorities: [] };
 }

@@ -22,20 +22,12 @@ export {
   type ImageVerification,
   ImageVerifier,
   type ImageVerifierOptions,
-  type PolicyToVerify,
   type VerifyOptions,
 } from './image-verifier.js';
 export type { PassRecords, RecordedPass } from './pass-records.js';
+export type { CelEvaluator, CelHost, CelOutcome } from './policy/cel-host.js';
 export {
-  type CelEvaluator,
-  type CelHost,
-  type CelOutcome,
-  DEFAULT_CEL_COST_LIMIT,
-} from './policy/cel-host.js';
-export {
-  CelSyntaxError,
   CelWorkers,
-  CelWorkersError,
   type CelWorkersErrorCode,
   type CelWorkersEvent,
   type CelWorkersOptions,
@@ -56,7 +48,6 @@ export type {
 export { type PolicyCompileCode, PolicyCompileError } from './policy/errors.js';
 export type { SecretLookup } from './policy/keys.js';
 export {
-  KmsKeyError,
   type KmsKeyEvent,
   type KmsKeyFetcher,
   type KmsKeyLookup,
@@ -67,12 +58,11 @@ export {
 } from './policy/kms-keys.js';
 export { compileImagePolicyAuthorities } from './policy/namespaced.js';
 export type { ConfigMapLookup } from './policy/programs.js';
-export { RemotePolicyError, type RemotePolicyOptions, remotePolicyFetcher } from './policy/remote-policy.js';
+export { type RemotePolicyOptions, remotePolicyFetcher } from './policy/remote-policy.js';
 export type { ArtifactCounts, AuthorityCheck, CheckFailure, RejectedArtifact } from './policy/results.js';
 export type { PolicyCheck, SpecPolicyInputs } from './policy/verify-policy.js';
-export { type CheckCode, SignatureCheckError } from './sigstore/errors.js';
+export type { CheckCode, SignatureCheckError } from './sigstore/errors.js';
 export type { SignerIdentity, VerifiedArtifact } from './sigstore/verify.js';
-export { TagCache, type TagCacheOptions } from './tag-cache.js';
 export { type TrustRootOptions, type TrustRootResolver, trustRootResolver } from './trust/compile.js';
 export { TrustRootError, type TrustRootErrorCode } from './trust/errors.js';
 export {

@@ -3,7 +3,7 @@
 // or a second replica), and tells it each pass it verified against the registry, so that one
 // verification per digest and policy serves the whole cluster for the cache's lifetime.
 import type { DigestRef } from '@signet/registry';
-import type { PolicyToVerify } from './image-verifier.js';
+import type { CompiledAuthorities } from './policy/compile.js';
 import type { PolicyCheck } from './policy/verify-policy.js';
 
 /** A pass found in the store, and how much longer it may be reused. */
@@ -18,10 +18,10 @@ export interface PassRecords {
    * A pass of this policy at this revision for this image, recorded by any replica no longer
    * than the cache's lifetime ago; `undefined` when there is none. A memory read: it never waits.
    */
-  find(policy: PolicyToVerify, image: DigestRef): RecordedPass | undefined;
+  find(policy: CompiledAuthorities, image: DigestRef): RecordedPass | undefined;
   /**
    * A pass this process verified against the registry (never one it took from the store). Must
    * return at once: writing it is the store's business, never the admission's.
    */
-  passed(policy: PolicyToVerify, image: DigestRef, check: PolicyCheck): void;
+  passed(policy: CompiledAuthorities, image: DigestRef, check: PolicyCheck): void;
 }

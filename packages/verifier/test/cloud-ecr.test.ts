@@ -30,16 +30,9 @@ describe('ECR credentials through IRSA, against moto and a real registry', () =>
     const cip = clusterImagePolicy([{ name: 'release-key', key: { data: publicKey } }], {
       images: [{ glob: '**' }],
     });
-    const policy = {
-      name: 'release',
-      mode: 'enforce' as const,
-      revision: 'r1',
-      compiled: await compileAuthorities(cip),
-    };
+    const policy = await compileAuthorities(cip, { revision: () => 'r1' });
     const result = await new ImageVerifier({ registry }).verifyImage(
       {
-        path: 'spec.containers[0].image',
-        image: imageRef,
         reference: parseReference(imageRef),
         policies: [policy],
       },

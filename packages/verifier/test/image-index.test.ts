@@ -10,8 +10,8 @@ import { parseReference } from '@signet/core';
 import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VerificationCache } from '../src/cache.js';
-import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { compileAuthorities } from '../src/policy/compile.js';
+import { ImageVerifier } from '../src/image-verifier.js';
+import { type CompiledAuthorities, compileAuthorities } from '../src/policy/compile.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
 import { clusterImagePolicy } from './support/policies.js';
 import { ensureTestTools, loadTestbed, type Testbed } from './support/registry-helpers.js';
@@ -34,7 +34,7 @@ describe('image indexes signed by the real cosign (issue 23, item 4)', () => {
   const requests: string[] = [];
   let registry: RegistryClient;
   const images = new Map<Shape, { ref: string; platforms: { platform: string; digest: string }[] }>();
-  const policies = new Map<Mode, PolicyToVerify>();
+  const policies = new Map<Mode, CompiledAuthorities>();
 
   beforeAll(async () => {
     testbed = await loadTestbed();
@@ -80,7 +80,7 @@ describe('image indexes signed by the real cosign (issue 23, item 4)', () => {
     if (runDir !== '' && !process.env.SIGNET_KEEP_RUN_DIR) await rm(runDir, { recursive: true, force: true });
   });
 
-  async function policy(mode: Mode): Promise<PolicyToVerify> {
+  async function policy(mode: Mode): Promise<CompiledAuthorities> {
     const cip = clusterImagePolicy(
       [{ name: 'release-key', key: { data: publicKey } }],
       { images: [{ glob: '**' }] },
@@ -90,17 +90,15 @@ describe('image indexes signed by the real cosign (issue 23, item 4)', () => {
       mode === 'unset'
         ? cip
         : { ...cip, metadata: { ...cip.metadata, annotations: { 'signet.dev/index-signatures': mode } } };
-    return { name: mode, mode: 'enforce', revision: mode, compiled: await compileAuthorities(annotated) };
+    return compileAuthorities(annotated, { revision: () => mode });
   }
 
   async function check(image: string, mode: Mode): Promise<PolicyCheck> {
     const verifier = new ImageVerifier({ registry, cache: new VerificationCache() });
     const result = await verifier.verifyImage(
       {
-        path: 'spec.containers[0].image',
-        image,
         reference: parseReference(image),
-        policies: [policies.get(mode) as PolicyToVerify],
+        policies: [policies.get(mode) as CompiledAuthorities],
       },
       { signal: new AbortController().signal, deadline: Date.now() + 20_000 },
     );

@@ -6,8 +6,8 @@ import { parseReference } from '@signet/core';
 import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PLATFORMS, verifyIndexed } from '../src/image-index.js';
-import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { compileAuthorities } from '../src/policy/compile.js';
+import { ImageVerifier } from '../src/image-verifier.js';
+import { type CompiledAuthorities, compileAuthorities } from '../src/policy/compile.js';
 import { PolicyCompileError } from '../src/policy/errors.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
 import { clusterImagePolicy } from './support/policies.js';
@@ -40,27 +40,25 @@ const platform = (architecture: string) => ({
   platform: { os: 'linux', architecture },
 });
 
-async function compiled(mode: string, authority: object = { key: { data: KEY } }): Promise<PolicyToVerify> {
+async function compiled(
+  mode: string,
+  authority: object = { key: { data: KEY } },
+): Promise<CompiledAuthorities> {
   const cip = clusterImagePolicy([authority], { images: [{ glob: '**' }] }, 'multi');
   const annotated = {
     ...cip,
     metadata: { ...cip.metadata, annotations: { 'signet.dev/index-signatures': mode } },
   };
-  return {
-    name: 'multi',
-    mode: 'enforce',
-    revision: `multi@${mode}`,
-    compiled: await compileAuthorities(annotated),
-  };
+  return compileAuthorities(annotated, { revision: () => `multi@${mode}` });
 }
 
 async function check(
   image: string,
-  policy: PolicyToVerify,
+  policy: CompiledAuthorities,
   registry = new RegistryClient({ insecureHosts: [host] }),
 ) {
   const result = await new ImageVerifier({ registry }).verifyImage(
-    { path: 'spec.containers[0].image', image, reference: parseReference(image), policies: [policy] },
+    { reference: parseReference(image), policies: [policy] },
     { signal: new AbortController().signal, deadline: Date.now() + 5_000 },
   );
   return result.checks[0] as PolicyCheck;
@@ -156,10 +154,9 @@ describe('signet.dev/index-signatures', () => {
   });
 
   it('combines the causes of the index and of the platform that failed, and reads the index by default', async () => {
-    const { compiled: either } = await compiled('index-or-platforms');
+    const either = await compiled('index-or-platforms');
     const failing = (cause?: Error): PolicyCheck => ({
       policy: 'multi',
-      mode: 'enforce',
       passed: false,
       failure: { kind: 'policy', reason: 'no', ...(cause ? { cause } : {}) },
       authorities: [],

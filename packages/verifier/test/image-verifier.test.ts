@@ -6,13 +6,13 @@ import { createHash } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { parseReference } from '@signet/core';
+import { checkedVerdict, compilePolicy, parseReference } from '@signet/core';
 import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
-import { type ImageVerification, ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
+import { type ImageVerification, ImageVerifier } from '../src/image-verifier.js';
 import type { PassRecords, RecordedPass } from '../src/pass-records.js';
-import { compileAuthorities } from '../src/policy/compile.js';
+import { type CompiledAuthorities, compileAuthorities } from '../src/policy/compile.js';
 import type { PolicyCheck } from '../src/policy/verify-policy.js';
 import { clusterImagePolicy } from './support/policies.js';
 import { ensureTestTools, loadTestbed, type Testbed } from './support/registry-helpers.js';
@@ -79,20 +79,21 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
 
   let revisions = 0;
   /** A compiled policy; each call is a new revision, as a changed policy would be. */
-  async function policy(name: string, authorities: unknown[], glob = '**'): Promise<PolicyToVerify> {
+  async function policy(name: string, authorities: unknown[], glob = '**'): Promise<CompiledAuthorities> {
     const cip = clusterImagePolicy(authorities, { images: [{ glob }] }, name);
-    return {
-      name,
-      mode: 'enforce',
-      revision: `${name}@${++revisions}`,
-      compiled: await compileAuthorities(cip),
-    };
+    const revision = `${name}@${++revisions}`;
+    return compileAuthorities(cip, { revision: () => revision });
   }
 
-  function verify(verifier: ImageVerifier, image: string, policies: PolicyToVerify[], timeoutMs = 20_000) {
+  function verify(
+    verifier: ImageVerifier,
+    image: string,
+    policies: CompiledAuthorities[],
+    timeoutMs = 20_000,
+  ) {
     const controller = new AbortController();
     return verifier.verifyImage(
-      { path: 'spec.containers[0].image', image, reference: parseReference(image), policies },
+      { reference: parseReference(image), policies },
       { signal: controller.signal, deadline: Date.now() + timeoutMs },
     );
   }
@@ -113,7 +114,23 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     expect(check).toMatchObject({ policy: 'release', passed: true, authority: 'release-key' });
     expect(result.digest).toBe(image.digest);
     expect(check.authorities[0]).toMatchObject({ passed: true, counts: { found: 1, verified: 1 } });
-    expect(result.verdict).toEqual({
+    // Core joins the results with its own records of the policies (their mode) into the verdict.
+    const path = 'spec.containers[0].image';
+    const planned = {
+      kind: 'verify' as const,
+      target: {
+        path,
+        image: image.ref,
+        pointer: '/spec/containers/0/image',
+        field: 'containers' as const,
+        index: 0,
+        name: 'app',
+      },
+      reference: parseReference(image.ref),
+      policies: [compilePolicy(clusterImagePolicy([], {}, 'release'))],
+      notes: {},
+    };
+    expect(checkedVerdict(planned, result.checks)).toEqual({
       path: 'spec.containers[0].image',
       image: image.ref,
       outcome: {
@@ -270,7 +287,7 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     const stored = new Map<string, RecordedPass>();
     const written: string[] = [];
     let lookups = 0;
-    const keyOf = (p: PolicyToVerify, i: { registry: string; repository: string; digest: string }) =>
+    const keyOf = (p: CompiledAuthorities, i: { registry: string; repository: string; digest: string }) =>
       `${p.revision} ${i.registry}/${i.repository}@${i.digest}`;
     const records: PassRecords = {
       find: (p, i) => {
@@ -316,7 +333,6 @@ describe('ImageVerifier with real registries and real cosign signatures', () => 
     const compiled = await policy('release', [{ key: { data: publicKey } }]);
     const failing: PolicyCheck = {
       policy: 'release',
-      mode: 'enforce',
       passed: false,
       failure: { kind: 'policy', reason: 'recorded' },
       authorities: [],

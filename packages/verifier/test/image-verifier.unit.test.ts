@@ -6,8 +6,8 @@ import type { RegistryError } from '@signet/registry';
 import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CacheResult, VerificationCache } from '../src/cache.js';
-import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { compileAuthorities } from '../src/policy/compile.js';
+import { ImageVerifier } from '../src/image-verifier.js';
+import { type CompiledAuthorities, compileAuthorities } from '../src/policy/compile.js';
 import { clusterImagePolicy } from './support/policies.js';
 import { MemoryRegistry, startServer, type TestServer } from './support/registry-helpers.js';
 
@@ -33,14 +33,18 @@ async function compiled(
   name: string,
   authorities: unknown[],
   spec: Record<string, unknown> = {},
-): Promise<PolicyToVerify> {
+): Promise<CompiledAuthorities> {
   const cip = clusterImagePolicy(authorities, { images: [{ glob: '**' }], ...spec }, name);
-  return { name, mode: 'enforce', revision: `${name}@1`, compiled: await compileAuthorities(cip) };
+  return compileAuthorities(cip, { revision: () => `${name}@1` });
 }
 
-const run = (verifier: ImageVerifier, policies: PolicyToVerify[], signal = new AbortController().signal) =>
+const run = (
+  verifier: ImageVerifier,
+  policies: CompiledAuthorities[],
+  signal = new AbortController().signal,
+) =>
   verifier.verifyImage(
-    { path: 'spec.containers[0].image', image, reference: parseReference(image), policies },
+    { reference: parseReference(image), policies },
     { signal, deadline: Date.now() + 5000, specInputs: { metadata: { labels: { team: 'a' } } } },
   );
 
@@ -165,7 +169,7 @@ describe('ImageVerifier', () => {
     const result = await new ImageVerifier({
       registry: new RegistryClient({ insecureHosts: [host] }),
     }).verifyImage(
-      { path: 'spec.containers[0].image', image: ref, reference: parseReference(ref), policies: [policy] },
+      { reference: parseReference(ref), policies: [policy] },
       { signal: new AbortController().signal, deadline: Date.now() + 5000 },
     );
     const reasons = Object.fromEntries(
@@ -217,8 +221,6 @@ describe('ImageVerifier', () => {
     const missing = `${host}/team/app@sha256:${'0'.repeat(64)}`;
     const failed = await verifier.verifyImage(
       {
-        path: 'spec.containers[0].image',
-        image: missing,
         reference: parseReference(missing),
         policies: [await compiled('config-c', [{ static: { action: 'pass' } }], spec)],
       },

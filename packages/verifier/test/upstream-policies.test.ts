@@ -21,8 +21,8 @@ import { createPolicyEngines, type PolicyEngines } from '@signet/policy-engines'
 import { RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { ImageVerifier, type PolicyToVerify } from '../src/image-verifier.js';
-import { compileAuthorities } from '../src/policy/compile.js';
+import { ImageVerifier } from '../src/image-verifier.js';
+import { type CompiledAuthorities, compileAuthorities } from '../src/policy/compile.js';
 import { remotePolicyFetcher } from '../src/policy/remote-policy.js';
 import type { PolicyCheck, SpecPolicyInputs } from '../src/policy/verify-policy.js';
 import { listenInRange } from './support/ports.js';
@@ -108,21 +108,17 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
   }
 
   let revisions = 0;
-  async function compiled(cip: ClusterImagePolicy): Promise<PolicyToVerify> {
-    return {
-      name: cip.metadata.name,
-      mode: 'enforce',
-      revision: `${cip.metadata.name}@${++revisions}`,
-      compiled: await compileAuthorities(adapted(cip), { engines }),
-    };
+  async function compiled(cip: ClusterImagePolicy): Promise<CompiledAuthorities> {
+    const revision = `${cip.metadata.name}@${++revisions}`;
+    return compileAuthorities(adapted(cip), { engines, revision: () => revision });
   }
 
   let checks = 0;
   /** One verification; a new revision each time, so that a cached pass never answers for new attestations. */
-  async function check(image: string, policy: PolicyToVerify, inputs: SpecPolicyInputs = {}) {
+  async function check(image: string, policy: CompiledAuthorities, inputs: SpecPolicyInputs = {}) {
     const fresh = { ...policy, revision: `${policy.revision}#${++checks}` };
     const result = await verifier.verifyImage(
-      { path: 'spec.containers[0].image', image, reference: parseReference(image), policies: [fresh] },
+      { reference: parseReference(image), policies: [fresh] },
       { signal: new AbortController().signal, deadline: Date.now() + 30_000, specInputs: inputs },
     );
     return result.checks[0] as PolicyCheck;
@@ -183,10 +179,10 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     for (const policy of policies)
       expect(reasonOf(await check(image, policy))).toContain('no attestation found');
     await attest(image, keyA, 'custom', 'something else');
-    expect(reasonOf(await check(image, policies[0] as PolicyToVerify))).toContain(
+    expect(reasonOf(await check(image, policies[0] as CompiledAuthorities))).toContain(
       'failed evaluating cue policy for custom-match-predicate: failed to evaluate the policy with error: predicate.Data: conflicting values "something else" and "foobar e2e test"',
     );
-    expect(reasonOf(await check(image, policies[1] as PolicyToVerify))).toContain(
+    expect(reasonOf(await check(image, policies[1] as CompiledAuthorities))).toContain(
       "failed evaluating rego policy for type custom-match-predicate: policy is not compliant for query 'isCompliant = data.sigstore.isCompliant'",
     );
     // echo -n 'foobar e2e test' > ./predicate-file-custom; cosign attest --type custom
@@ -274,17 +270,17 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     const [keyed, keyless] = await Promise.all(policies.map((p) => compiled(p)));
     const image = await push(plain, 'demo/sbom');
     await attest(image, keyA, 'custom', 'not an SBOM');
-    expect(reasonOf(await check(image, keyless as PolicyToVerify))).toContain(
+    expect(reasonOf(await check(image, keyless as CompiledAuthorities))).toContain(
       'no verified attestation of type "spdxjson" (https://spdx.dev/Document)',
     );
     const sbom = { file: join(upstream, 'examples/sboms/example.spdx.json') };
     await attest(image, keyA, 'spdxjson', sbom);
-    expect(await check(image, keyless as PolicyToVerify)).toMatchObject({ passed: true });
-    expect(reasonOf(await check(image, keyed as PolicyToVerify))).toMatch(
+    expect(await check(image, keyless as CompiledAuthorities)).toMatchObject({ passed: true });
+    expect(reasonOf(await check(image, keyed as CompiledAuthorities))).toMatch(
       /no valid attestation: 2 found, 0 verified/,
     );
     await attest(image, keyB, 'spdxjson', sbom);
-    expect(await check(image, keyed as PolicyToVerify)).toMatchObject({ passed: true });
+    expect(await check(image, keyed as CompiledAuthorities)).toMatchObject({ passed: true });
   });
 
   it('the OCI 1.1 script as upstream runs it: enable-oci11, an in-toto referrer, the policy as written', async () => {
@@ -296,12 +292,10 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     expect(config.enableOCI11).toBe(true);
     const inline = await inlinePolicy(script);
     expect(inline.spec.authorities[0]?.signatureFormat).toBeUndefined();
-    const policyWith = async (enableOCI11: boolean) => ({
-      name: inline.metadata.name,
-      mode: 'enforce' as const,
-      revision: `${inline.metadata.name}@oci11-${enableOCI11}-${++revisions}`,
-      compiled: await compileAuthorities(adapted(inline), { engines, enableOCI11 }),
-    });
+    const policyWith = async (enableOCI11: boolean) => {
+      const revision = `${inline.metadata.name}@oci11-${enableOCI11}-${++revisions}`;
+      return compileAuthorities(adapted(inline), { engines, enableOCI11, revision: () => revision });
+    };
     const [on, off] = [await policyWith(config.enableOCI11), await policyWith(false)];
     const provenance = join(runDir, 'oci11-provenance.json');
     await writeFile(provenance, JSON.stringify({ buildDefinition: { buildType: 'x' }, runDetails: {} }));
@@ -337,12 +331,10 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
       metadata: { name: 'oci11-signature' },
       spec: { images: [{ glob: '**' }], authorities: [{ key: { data: publicB } }] },
     });
-    const policyWith = async (enableOCI11: boolean) => ({
-      name: 'oci11-signature',
-      mode: 'enforce' as const,
-      revision: `oci11-signature@${enableOCI11}-${++revisions}`,
-      compiled: await compileAuthorities(cip, { enableOCI11 }),
-    });
+    const policyWith = async (enableOCI11: boolean) => {
+      const revision = `oci11-signature@${enableOCI11}-${++revisions}`;
+      return compileAuthorities(cip, { enableOCI11, revision: () => revision });
+    };
     for (const registry of [oci, plain]) {
       const image = await push(registry, 'demo/oci11-signature');
       await cosign.signLegacyKeyedOci11(image, keyB);
@@ -475,12 +467,7 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
       }),
       { engines: small },
     );
-    const runaway = {
-      name: 'runaway',
-      mode: 'enforce',
-      revision: 'runaway@memory',
-      compiled: allocating,
-    } as const;
+    const runaway = { ...allocating, revision: 'runaway@memory' };
     const exhausted = await check(image, runaway);
     await small.close();
     expect(exhausted).toMatchObject({
@@ -530,16 +517,12 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
     // The ConfigMap upstream's script makes: --from-file=policy=./test/testdata/policies/cue-policy-config.cue
     const [viaConfigMap] = await upstreamPolicies(`${dir}/cip-config-file-policy-from-configmap.yaml`);
     const policyFile = await readFile(join(upstream, 'test/testdata/policies/cue-policy-config.cue'), 'utf8');
-    const withConfigMap = {
-      name: 'cm',
-      mode: 'enforce',
-      revision: 'cm@1',
-      compiled: await compileAuthorities(adapted(viaConfigMap as ClusterImagePolicy), {
-        engines,
-        lookupConfigMap: (namespace, name) =>
-          namespace === 'cosign-system' && name === 'policy-config' ? { policy: policyFile } : undefined,
-      }),
-    } as const;
+    const withConfigMap = await compileAuthorities(adapted(viaConfigMap as ClusterImagePolicy), {
+      engines,
+      lookupConfigMap: (namespace, name) =>
+        namespace === 'cosign-system' && name === 'policy-config' ? { policy: policyFile } : undefined,
+      revision: () => 'cm@1',
+    });
     expect(reasonOf(await check(image, withConfigMap))).toContain(expected);
     // As upstream: a config the policy does not name is not checked (the policy's own values
     // stand), so an image without these platforms passes the passing policy too.
@@ -574,12 +557,7 @@ describe("policy-controller's CUE and Rego policies on real cosign attestations"
         fetchRemotePolicy: remotePolicyFetcher({ ca: cert, privateHosts: [`127.0.0.1:${port}`] }),
       });
       const image = await multiPlatformImage('demo/from-url');
-      const result = await check(image, {
-        name: 'url',
-        mode: 'enforce',
-        revision: 'url@1',
-        compiled: compiledRemote,
-      });
+      const result = await check(image, { ...compiledRemote, revision: 'url@1' });
       expect(reasonOf(result)).toContain(expected);
       const tampered = {
         ...remote,

@@ -15,7 +15,7 @@ import {
 import type { AdmissionRequest } from '@signet/k8s-types';
 import type { CredentialSource } from '@signet/registry';
 import type { ImageVerification, ImageVerifier, VerifyOptions } from '@signet/verifier';
-import type { Endpoint, ReviewContext, ReviewOutcome } from '../http/review.js';
+import type { Endpoint, ReviewContext, ReviewOutcome, VerifiedImage } from '../http/review.js';
 import type { Logger } from '../logger.js';
 import type { SignetMetrics } from '../metrics.js';
 import type { PolicySnapshot, PolicyStore, SnapshotPolicy } from '../policy/policy-store.js';
@@ -233,11 +233,8 @@ export class AdmissionService {
   }
 
   /** The validating answer to a decision, given what its checks found. */
-  #conclude(
-    decision: AdmissionDecision,
-    results: readonly (ImageVerification | ImageVerdict)[],
-  ): ReviewOutcome {
-    const verifications = results.filter((r): r is ImageVerification => 'checks' in r);
+  #conclude(decision: AdmissionDecision, results: readonly (VerifiedImage | ImageVerdict)[]): ReviewOutcome {
+    const verifications = results.filter((r): r is VerifiedImage => 'checks' in r);
     const verdicts = results.map((r) => ('checks' in r ? r.verdict : r));
     const outcome = summarizeAdmission(decision, verdicts);
     const response = validatingResponse(outcome);
@@ -273,7 +270,7 @@ export class AdmissionService {
   }
 
   /** One count per image and policy: pass, fail (a policy failure) or error (infrastructure). */
-  #countPolicyResults(verifications: readonly ImageVerification[]): void {
+  #countPolicyResults(verifications: readonly VerifiedImage[]): void {
     const { policyResults, policyLabel } = this.#metrics;
     for (const verification of verifications) {
       for (const check of verification.checks) {
@@ -288,17 +285,12 @@ export class AdmissionService {
     request: AdmissionRequest,
     credentials: CredentialSource | undefined,
     context: ReviewContext,
-  ): Promise<ImageVerification> {
+  ): Promise<VerifiedImage> {
     const object = request.object ?? {};
     const stop = this.#metrics.verificationDuration.startTimer();
     const verify = () =>
       this.#verifier.verifyImage(
-        {
-          path: check.target.path,
-          image: check.target.image,
-          reference: check.reference,
-          policies: check.policies.map((policy) => policy.toVerify),
-        },
+        { reference: check.reference, policies: check.policies.map((policy) => policy.compiled) },
         {
           ...callOptions(context, credentials),
           specInputs: {
@@ -313,8 +305,9 @@ export class AdmissionService {
       .catch((error: unknown) => unverified(check, error));
     const failure = result.checks.flatMap((c) => (c.passed ? [] : [c.failure.kind]))[0];
     stop({ result: failure ?? 'pass' });
-    // The verifier judged the policies; the plan's notes (exceptions used) go with its verdict.
-    const checked = { ...result, verdict: checkedVerdict(check, result.verdict.outcome) };
+    // Core joins the verifier's results with the policies' records (their mode) into a verdict,
+    // with the plan's notes (exceptions used).
+    const checked: VerifiedImage = { ...result, verdict: checkedVerdict(check, result.checks) };
     // Stale-if-error: a record may stand in for what the registry could not answer now.
     return this.#grace === undefined ? checked : withGrace(checked, check, this.#grace, request, this.#now());
   }
@@ -361,15 +354,9 @@ function unverified(
   const reason = error instanceof Error ? error.message : String(error);
   const checks = check.policies.map((policy) => ({
     policy: policy.name,
-    mode: policy.mode,
     passed: false as const,
     failure: { kind: 'infrastructure' as const, reason, code: 'VERIFIER_ERROR' as const },
     authorities: [],
   }));
-  const verdicts = checks.map(({ authorities: _a, ...verdict }) => verdict);
-  return {
-    verdict: { path: check.target.path, image: check.target.image, outcome: { kind: 'policies', verdicts } },
-    digest: undefined,
-    checks,
-  };
+  return { digest: undefined, checks };
 }

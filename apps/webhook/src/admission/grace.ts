@@ -12,7 +12,7 @@ import {
   repositoryOf,
 } from '@signet/core';
 import type { AdmissionRequest } from '@signet/k8s-types';
-import type { ImageVerification } from '@signet/verifier';
+import type { VerifiedImage } from '../http/review.js';
 import type { SnapshotPolicy } from '../policy/policy-store.js';
 
 /** Where records come from, and who hears of what they admitted. */
@@ -29,12 +29,12 @@ export interface GraceRecords {
 
 /** The verification with every infrastructure failure a record may stand in for admitted on it. */
 export function withGrace(
-  verification: ImageVerification,
+  verification: VerifiedImage,
   check: ImageCheck<SnapshotPolicy> & { readonly kind: 'verify' },
   grace: GraceRecords,
   request: AdmissionRequest,
   now: number,
-): ImageVerification {
+): VerifiedImage {
   const failedForInfrastructure = verification.checks.some(
     (c) => !c.passed && c.failure.kind === 'infrastructure',
   );
@@ -50,14 +50,14 @@ export function withGrace(
       const policy = policies.get(name);
       if (policy === undefined) return undefined;
       return {
-        fingerprint: policy.toVerify.revision,
+        fingerprint: policy.compiled.revision,
         graceMs: policy.staleIfErrorMs ?? grace.defaultGraceMs,
       };
     },
     record: (name) => {
       const policy = policies.get(name);
       if (policy === undefined || image === undefined) return undefined;
-      return grace.find(name, policy.toVerify.revision, image);
+      return grace.find(name, policy.compiled.revision, image);
     },
     refused: (_policy, refusal) => {
       if (real) grace.refused(refusal);

@@ -85,7 +85,7 @@ function pullSecretNames(
   }
   const sources = checks
     .flatMap((check) => (check.kind === 'verify' ? check.policies : []))
-    .flatMap((policy) => policy.toVerify.compiled.authorities)
+    .flatMap((policy) => policy.compiled.authorities)
     .flatMap((authority) => authority.sources);
   for (const source of sources) for (const name of source.signaturePullSecrets) names.add(name);
   const account = typeof spec?.serviceAccountName === 'string' ? spec.serviceAccountName : 'default';

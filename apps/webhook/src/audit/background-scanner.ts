@@ -55,7 +55,7 @@ export interface BackgroundScannerParts {
 export function fingerprintOf(snapshot: PolicySnapshot, now = Date.now()): string {
   const set = snapshot.policySet;
   const revisions = [...set.policies, ...[...set.namespaced.values()].flat()]
-    .map((p) => p.toVerify.revision)
+    .map((p) => p.compiled.revision)
     .sort();
   const exceptions = [...set.exceptions.values()]
     .flat()

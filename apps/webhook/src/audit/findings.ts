@@ -1,8 +1,8 @@
 // What an audit says about one object: per image and policy a result (pass, fail, warn,
 // infrastructure) with its reason, read from the webhook's own answer to a CREATE of the object.
 import { describeCause, formatAge, type ImageVerdict } from '@signet/core';
-import type { ImageVerification } from '@signet/verifier';
 import type { CreateJudgement } from '../admission/judge-create.js';
+import type { VerifiedImage } from '../http/review.js';
 
 /**
  * `fail`: the image does not satisfy an enforced policy (it would be denied); `warn`: it fails a
@@ -43,7 +43,7 @@ export function findingsOf(
   specImages: Readonly<Record<string, string>> = {},
 ): AuditFinding[] {
   const { validated, pinned } = judgement;
-  const verifications = new Map<string, ImageVerification>(
+  const verifications = new Map<string, VerifiedImage>(
     (validated.verifications ?? []).map((v) => [v.verdict.path, v]),
   );
   const findings: AuditFinding[] = [];
@@ -128,7 +128,7 @@ function verdictFindings(verdict: ImageVerdict, wasPinned: boolean): Judged[] {
   }
 }
 
-function digestOf(image: string, verification: ImageVerification | undefined): { digest?: string } {
+function digestOf(image: string, verification: VerifiedImage | undefined): { digest?: string } {
   const digest = verification?.digest ?? /@(sha256:[0-9a-f]{64})$/.exec(image)?.[1];
   return digest === undefined ? {} : { digest };
 }

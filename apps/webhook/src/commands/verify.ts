@@ -3,13 +3,8 @@
 // endpoint decides. Nothing is sent to a cluster.
 import type { Writable } from 'node:stream';
 import { compileException, describeCause, exceptionState } from '@signet/core';
-import type { AdmissionRequest, ImagePolicyException, KubeObject } from '@signet/k8s-types';
-import {
-  type AuthorityCheck,
-  type ImageVerification,
-  type PolicyCheck,
-  SIGNATURE_FORMATS,
-} from '@signet/verifier';
+import type { AdmissionRequest, ImagePolicyException, KubeObject, PolicyMode } from '@signet/k8s-types';
+import { type AuthorityCheck, type PolicyCheck, SIGNATURE_FORMATS } from '@signet/verifier';
 import { stringify } from 'yaml';
 import { type Admission, oneShotAdmission } from '../admission/assemble-admission.js';
 import { createRequestFor, podRunning } from '../admission/create-request.js';
@@ -38,6 +33,7 @@ import { dockerCredentials } from '../cli/docker-credentials.js';
 import type { FlagValues } from '../cli/flags.js';
 import { InputError, UsageError } from '../errors.js';
 import { parseGoDuration } from '../http/duration.js';
+import type { VerifiedImage } from '../http/review.js';
 import { createLogger } from '../logger.js';
 import { SignetMetrics } from '../metrics.js';
 import { WebhookPolicyEngines } from '../policy/policy-engines.js';
@@ -105,7 +101,7 @@ export interface ObjectReport {
   readonly warnings: readonly string[];
   /** Image fields the mutating endpoint pinned: path -> pinned image. */
   readonly pinned: Readonly<Record<string, string>>;
-  readonly images: readonly ImageVerification[];
+  readonly images: readonly VerifiedImage[];
   /**
    * As `signet audit` says it: `fail` when an enforced policy is not satisfied, `infrastructure`
    * when it could not be checked (a registry down, a tag that could not be resolved), `warn`, `pass`.
@@ -306,15 +302,21 @@ function decisionLine(report: ObjectReport): string {
   return report.result === 'infrastructure' ? 'DENIED (could not be checked)' : 'DENIED';
 }
 
-function describeImage(image: ImageVerification): string[] {
+function describeImage(image: VerifiedImage): string[] {
   const { verdict, digest } = image;
-  const lines = [`${verdict.image}${digest && !verdict.image.includes('@') ? ` (${digest})` : ''}`];
-  for (const check of image.checks) lines.push(...describeCheck(check));
-  return lines;
+  const heading = `${verdict.image}${digest && !verdict.image.includes('@') ? ` (${digest})` : ''}`;
+  const modes = modesOf(image);
+  return [heading, ...image.checks.flatMap((check, index) => describeCheck(check, modes[index]))];
 }
 
-function describeCheck(check: PolicyCheck): string[] {
-  const lines = [`${check.passed ? 'PASS' : 'FAIL'} policy "${check.policy}" (${check.mode})`];
+/** Each check's mode: core's verdict joined the checks, in their order, with the policies' records. */
+function modesOf(image: VerifiedImage): readonly (PolicyMode | undefined)[] {
+  const { outcome } = image.verdict;
+  return outcome.kind === 'policies' ? outcome.verdicts.map((verdict) => verdict.mode) : [];
+}
+
+function describeCheck(check: PolicyCheck, mode: PolicyMode | undefined): string[] {
+  const lines = [`${check.passed ? 'PASS' : 'FAIL'} policy "${check.policy}" (${mode})`];
   const authorities = check.authorities.map(
     (authority) => `  authority "${authority.authority}": ${describeAuthority(authority)}`,
   );
@@ -352,9 +354,9 @@ function jsonReport(report: ObjectReport) {
       path: image.verdict.path,
       image: image.verdict.image,
       digest: image.digest ?? null,
-      policies: image.checks.map((check) => ({
+      policies: image.checks.map((check, index) => ({
         policy: check.policy,
-        mode: check.mode,
+        mode: modesOf(image)[index],
         passed: check.passed,
         ...(check.passed ? {} : { failure: failureJson(check.failure) }),
         authorities: check.authorities.map((a) =>

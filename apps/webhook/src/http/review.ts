@@ -34,9 +34,17 @@ export interface ReviewOutcome {
   /** The warnings the answer carries (also when it denies), for the log line. */
   readonly warnings?: readonly string[];
   /** Per verified image, what the verifier found (for `signet verify`; not sent to the API server). */
-  readonly verifications?: readonly ImageVerification[];
+  readonly verifications?: readonly VerifiedImage[];
   /** Per image, core's verdict, settled ones (no policy matched, tag not pinned) included (for audits). */
   readonly verdicts?: readonly ImageVerdict[];
+}
+
+/**
+ * What the verifier found for one image, with core's verdict: the verifier's results joined with
+ * the records of the policies they are about (`checkedVerdict`), which say each policy's mode.
+ */
+export interface VerifiedImage extends ImageVerification {
+  readonly verdict: ImageVerdict;
 }
 
 export type ReviewHandler = (

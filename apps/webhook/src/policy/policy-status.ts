@@ -70,7 +70,7 @@ export function policyCondition(policy: SnapshotPolicy): ReadyCondition {
       message: clip(`${policy.broken}${retry}; ${consequence(policy)}`),
     };
   }
-  const { authorities } = policy.toVerify.compiled;
+  const { authorities } = policy.compiled;
   const unavailable = authorities.flatMap((a) =>
     a.type !== 'static' && a.state.kind === 'unavailable'
       ? [`authority ${a.name}: ${a.state.reason.message}`]
@@ -115,7 +115,7 @@ export function desiredStatuses(snapshot: PolicySnapshot): DesiredStatus[] {
       condition: policyCondition(policy),
       annotations:
         policy.broken === undefined
-          ? { [AUTHORITIES_ANNOTATION]: clip(authorityList(policy.toVerify.compiled.authorities)) }
+          ? { [AUTHORITIES_ANNOTATION]: clip(authorityList(policy.compiled.authorities)) }
           : {},
     }),
   );

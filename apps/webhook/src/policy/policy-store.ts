@@ -25,7 +25,6 @@ import {
   type LivingTrustRoot,
   PolicyCompileError,
   type PolicyEngineHost,
-  type PolicyToVerify,
   type RemotePolicyFetch,
   type RemoteTrustRoots,
   SIGNATURE_FORMATS,
@@ -41,12 +40,16 @@ import type { PolicyObjects, PolicyProblem, UnreadablePolicy } from './policy-ob
 import { staleIfErrorOf } from './stale-if-error-annotation.js';
 
 /**
- * One ClusterImagePolicy or ImagePolicy, compiled once per change: core's half (globs, match selectors, mode)
- * and the verifier's half (authorities, revision), in one record so nothing is joined by name.
+ * One ClusterImagePolicy or ImagePolicy, compiled once per change: core's record (name, globs,
+ * match selectors, mode) extended with the verifier's compiled policy (authorities, revision), so
+ * that a verifier result is joined with the record it was asked for, never looked up by name.
  */
 export interface SnapshotPolicy extends CompiledPolicy {
-  /** The policy as the verifier takes it: its compiled authorities and revision. */
-  readonly toVerify: PolicyToVerify;
+  /**
+   * The policy as the verifier takes it: its compiled authorities, and the revision of its passes
+   * (the fingerprint of what the compile read, `policyFingerprint`).
+   */
+  readonly compiled: CompiledAuthorities;
   /** Why the policy cannot be enforced as written; it then denies what it matches, saying so. */
   readonly broken: string | undefined;
   /**
@@ -152,10 +155,10 @@ export interface CompileResult {
 const PASSING_CODES: ReadonlySet<string> = new Set(['REMOTE_POLICY_FAILED', 'POLICY_ENGINE_FAILED']);
 
 /** A policy that cannot be enforced denies everything it matches, saying why. */
-function brokenAuthorities(policy: CompiledPolicy, problem: string): CompiledAuthorities {
+function brokenAuthorities(policy: CompiledPolicy, problem: string, revision: string): CompiledAuthorities {
   return {
     policy: policy.name,
-    mode: policy.mode,
+    revision,
     authorities: [
       {
         type: 'static',
@@ -263,24 +266,23 @@ async function compileRecord(
   const source = matcher.policy;
   // What this policy's compile reads goes into its fingerprint (the revision of its passes).
   const reads = new PolicyReads();
-  const context = recordingContext(base, reads);
+  const revision = () => policyFingerprint({ ...fingerprinting, policy: source, reads });
+  const context: CompileContext = { ...recordingContext(base, reads), revision };
   const record = (
     compiled: CompiledAuthorities,
     broken: string | undefined,
     brokenKind: SnapshotPolicy['brokenKind'],
-  ): SnapshotPolicy => {
-    const revision = policyFingerprint({ ...fingerprinting, policy: source, reads });
-    return {
-      ...matcher,
-      toVerify: { name: matcher.name, mode: matcher.mode, revision, compiled },
-      broken,
-      brokenKind,
-      generation: source.metadata.generation,
-      staleIfErrorMs: staleIfErrorOf(source),
-    };
-  };
+  ): SnapshotPolicy => ({
+    ...matcher,
+    compiled,
+    broken,
+    brokenKind,
+    generation: source.metadata.generation,
+    staleIfErrorMs: staleIfErrorOf(source),
+  });
+  const broken = (problem: string) => brokenAuthorities(matcher, problem, revision());
   if (unusable !== undefined) {
-    return { record: record(brokenAuthorities(matcher, unusable), unusable, unusableKind), retry: false };
+    return { record: record(broken(unusable), unusable, unusableKind), retry: false };
   }
   try {
     const compiled =
@@ -290,12 +292,12 @@ async function compileRecord(
     return { record: record(compiled, undefined, undefined), retry: false };
   } catch (error) {
     const passing = error instanceof PolicyCompileError && PASSING_CODES.has(error.code);
-    const broken = (error as Error).message;
+    const problem = (error as Error).message;
     return {
-      record: record(brokenAuthorities(matcher, broken), broken, passing ? 'passing' : 'invalid'),
+      record: record(broken(problem), problem, passing ? 'passing' : 'invalid'),
       problem: {
         ...problemAbout(source),
-        message: broken,
+        message: problem,
         cause: error,
         ...(source.metadata.generation === undefined ? {} : { generation: source.metadata.generation }),
       },

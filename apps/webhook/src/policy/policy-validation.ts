@@ -184,7 +184,7 @@ function compiledOutcome(
       return notChecked('not-checked-engine', 503, 'ServiceUnavailable', `${record.broken}; try again`);
     return refused(record.broken);
   }
-  const warnings = record.toVerify.compiled.authorities.flatMap((a) =>
+  const warnings = record.compiled.authorities.flatMap((a) =>
     a.type !== 'static' &&
     a.state.kind === 'unavailable' &&
     a.state.reason.code !== 'NOT_FETCHED' &&

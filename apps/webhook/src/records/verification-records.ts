@@ -15,7 +15,7 @@ import {
 } from '@signet/core';
 import { type AdmissionRequest, controllerOf } from '@signet/k8s-types';
 import type { DigestRef } from '@signet/registry';
-import type { PassRecords, PolicyCheck, PolicyToVerify, RecordedPass } from '@signet/verifier';
+import type { CompiledAuthorities, PassRecords, PolicyCheck, RecordedPass } from '@signet/verifier';
 import type { GraceRecords } from '../admission/grace.js';
 import type { KubeApi } from '../kube/kube-api.js';
 import type { Election, Part } from '../lifecycle/part.js';
@@ -136,8 +136,8 @@ export class VerificationRecords implements Part {
     return Math.max(this.#o.cacheTtlMs, this.#o.staleIfErrorMs, ...own);
   }
 
-  #findPass(policy: PolicyToVerify, image: DigestRef): RecordedPass | undefined {
-    const fields = this.store.find(policy.name, policy.revision, imageOf(image));
+  #findPass(policy: CompiledAuthorities, image: DigestRef): RecordedPass | undefined {
+    const fields = this.store.find(policy.policy, policy.revision, imageOf(image));
     if (fields === undefined) {
       this.metrics.lookups.inc({ result: 'miss' });
       return undefined;
@@ -151,8 +151,7 @@ export class VerificationRecords implements Part {
     this.metrics.lookups.inc({ result: 'hit' });
     const first = fields.signers[0];
     const check: PolicyCheck = {
-      policy: policy.name,
-      mode: policy.mode,
+      policy: policy.policy,
       passed: true,
       ...(first === undefined ? {} : { authority: first.authority }),
       authorities: [],
@@ -160,11 +159,11 @@ export class VerificationRecords implements Part {
     return { check, freshForMs };
   }
 
-  #passed(policy: PolicyToVerify, image: DigestRef, check: PolicyCheck): void {
+  #passed(policy: CompiledAuthorities, image: DigestRef, check: PolicyCheck): void {
     if (!check.passed) return;
     this.writer.enqueue({
       image: imageOf(image),
-      policy: policy.name,
+      policy: policy.policy,
       fingerprint: policy.revision,
       signers: signersOf(check),
       verifiedAt: this.#now(),

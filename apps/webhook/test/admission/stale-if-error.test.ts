@@ -12,7 +12,7 @@ import type { GracedPolicy, PassRecord } from '@signet/core';
 import { type AdmissionRequest, parseAdmissionReviewJson } from '@signet/k8s-types';
 import type { DigestRef } from '@signet/registry';
 import type * as Testbed from '@signet/testbed';
-import type { PassRecords, PolicyCheck, PolicyToVerify } from '@signet/verifier';
+import type { CompiledAuthorities, PassRecords, PolicyCheck } from '@signet/verifier';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Admission, assembleAdmission } from '../../src/admission/assemble-admission.js';
 import type { GraceRecords } from '../../src/admission/grace.js';
@@ -156,17 +156,17 @@ class Records {
 
   passes(ttlMs: number): PassRecords {
     return {
-      find: (policy: PolicyToVerify, image: DigestRef) => {
-        const fields = this.find(policy.name, policy.revision, imageOf(image));
+      find: (policy: CompiledAuthorities, image: DigestRef) => {
+        const fields = this.find(policy.policy, policy.revision, imageOf(image));
         const age = fields === undefined ? Number.POSITIVE_INFINITY : Date.now() - fields.verifiedAt;
         if (fields === undefined || age >= ttlMs) return undefined;
-        const check: PolicyCheck = { policy: policy.name, mode: policy.mode, passed: true, authorities: [] };
+        const check: PolicyCheck = { policy: policy.policy, passed: true, authorities: [] };
         return { check, freshForMs: ttlMs - age };
       },
-      passed: (policy: PolicyToVerify, image: DigestRef) =>
+      passed: (policy: CompiledAuthorities, image: DigestRef) =>
         this.put({
           image: imageOf(image),
-          policy: policy.name,
+          policy: policy.policy,
           fingerprint: policy.revision,
           signers: [],
           verifiedAt: Date.now(),
@@ -220,7 +220,7 @@ async function replica(records: Records, options: { yaml?: string; ttlMs?: numbe
 }
 
 function fingerprintOf(admission: Admission, policy: string): string {
-  return admission.store.current?.policySet.policies.find((p) => p.name === policy)?.toVerify.revision ?? '';
+  return admission.store.current?.policySet.policies.find((p) => p.name === policy)?.compiled.revision ?? '';
 }
 
 async function admit(admission: Admission, kind: string, image: string, options: { dryRun?: boolean } = {}) {

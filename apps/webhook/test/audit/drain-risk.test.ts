@@ -71,7 +71,7 @@ async function admissionWith(records: Map<string, number>) {
     namespace: 'signet-system',
   });
   if (snapshot === undefined) throw new Error('policies did not compile');
-  const fingerprint = snapshot.policySet.policies.find((p) => p.name === 'release')?.toVerify.revision ?? '';
+  const fingerprint = snapshot.policySet.policies.find((p) => p.name === 'release')?.compiled.revision ?? '';
   const admission = assembleAdmission({
     logger: createLogger({ level: 'silent' }),
     metrics: new SignetMetrics({ defaultMetrics: false }),

@@ -90,7 +90,7 @@ async function fingerprints(
   });
   const policies = snapshot?.policySet.policies ?? [];
   expect(policies.map((p) => p.broken)).toEqual([undefined, undefined, undefined]);
-  return Object.fromEntries(policies.map((p) => [p.name, p.toVerify.revision]));
+  return Object.fromEntries(policies.map((p) => [p.name, p.compiled.revision]));
 }
 
 const objects = (options?: Parameters<typeof yaml>[0]) => parsePolicyYaml(yaml(options), 'signet-system');

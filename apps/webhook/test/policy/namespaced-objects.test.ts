@@ -186,8 +186,7 @@ stringData: { cosign.pub: ${JSON.stringify(PEM)} }
       const { snapshot } = await compileSnapshot(parsePolicyYaml(documents.join('---\n'), 'signet-system'), {
         namespace: 'signet-system',
       });
-      const [authority] =
-        snapshot?.policySet.namespaced.get('team-a')?.[0]?.toVerify.compiled.authorities ?? [];
+      const [authority] = snapshot?.policySet.namespaced.get('team-a')?.[0]?.compiled.authorities ?? [];
       return authority?.type === 'static'
         ? 'static'
         : authority?.state.kind === 'ready'

@@ -45,7 +45,7 @@ describe('policyApplier', () => {
     await apply(parsePolicyYaml(good, 'signet-system'));
     const [policy] = store.current?.policySet.policies ?? [];
     expect(policy).toMatchObject({ name: 'good', mode: 'enforce', broken: undefined });
-    expect(policy?.toVerify).toMatchObject({ name: 'good', mode: 'enforce' });
+    expect(policy).toMatchObject({ name: 'good', mode: 'enforce', compiled: { policy: 'good' } });
     expect(await metrics.registry.getSingleMetricAsString('signet_policies')).toContain('state="active"} 1');
     expect(logs.lines.at(-1)).toMatchObject({ msg: 'policies loaded', policies: ['good'], broken: [] });
   });
@@ -68,7 +68,7 @@ spec:
     );
     const rego = store.current?.policySet.policies.find((p) => p.name === 'rego');
     expect(rego?.broken).toMatch(/rego/i);
-    expect(rego?.toVerify.compiled.authorities).toMatchObject([{ type: 'static', action: 'fail' }]);
+    expect(rego?.compiled.authorities).toMatchObject([{ type: 'static', action: 'fail' }]);
     expect(store.current?.broken.has('rego')).toBe(true);
     expect(reported).toEqual([
       {
@@ -139,7 +139,7 @@ spec:
       'numeric-glob:warn',
     ]);
     const typo = snapshot.policySet.policies.find((p) => p.name === 'typo');
-    expect(typo?.toVerify.compiled.authorities).toMatchObject([
+    expect(typo?.compiled.authorities).toMatchObject([
       {
         type: 'static',
         action: 'fail',

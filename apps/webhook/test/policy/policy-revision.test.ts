@@ -22,7 +22,7 @@ async function revision(annotations: Record<string, string>): Promise<string | u
   const { snapshot } = await compileSnapshot(parsePolicyYaml(policy(annotations), 'signet-system'), {
     namespace: 'signet-system',
   });
-  return snapshot?.policySet.policies[0]?.toVerify.revision;
+  return snapshot?.policySet.policies[0]?.compiled.revision;
 }
 
 describe('a policy revision', () => {

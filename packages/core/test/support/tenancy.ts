@@ -118,7 +118,7 @@ export function judge(
           : { authority: 'key', passed: false, failure: { kind: 'policy', reason: 'no valid signature' } },
       ]);
     });
-    return checkedVerdict(check, { kind: 'policies', verdicts: results });
+    return checkedVerdict(check, results);
   });
   return { outcome: summarizeAdmission(decision, verdicts), verified, verdicts };
 }

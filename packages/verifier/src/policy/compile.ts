@@ -5,16 +5,15 @@
 //
 // Which evidence an authority requires is decided here, from the policy alone (see
 // `requirementsOf`): never by what a signature happens to carry.
+import { randomUUID } from 'node:crypto';
 import { parseReference } from '@signet/core';
-import {
-  type Attestation,
-  type Authority,
-  type ClusterImagePolicy,
-  type KeylessRef,
-  type Policy,
-  type PolicyMode,
-  policyModeOf,
-  type Source,
+import type {
+  Attestation,
+  Authority,
+  ClusterImagePolicy,
+  KeylessRef,
+  Policy,
+  Source,
 } from '@signet/k8s-types';
 import type { RepositoryRef } from '@signet/registry';
 import { SIGNATURE_FORMATS, type SignatureFormat, type SignatureFormats } from '../formats/index.js';
@@ -75,6 +74,11 @@ export interface CompileContext {
   readonly enableOCI11?: boolean;
   /** The signature formats authorities choose from, and hints look in (default `SIGNATURE_FORMATS`). */
   readonly formats?: SignatureFormats;
+  /**
+   * The compiled policy's `revision`, asked once the compile has read everything it reads (Signet
+   * fingerprints those reads). Without it, each compile is a revision of its own.
+   */
+  readonly revision?: () => string;
 }
 
 /** Where an authority's signatures are stored (`source[]`); one entry (the image's repository) when none is given. */
@@ -151,11 +155,18 @@ export interface CompiledSpecPolicy {
   readonly fetchConfigFile: boolean;
 }
 
-/** A ClusterImagePolicy's authorities, compiled. Immutable. */
+/**
+ * A ClusterImagePolicy's authorities, compiled: what `ImageVerifier` verifies an image against.
+ * Immutable. Whether a failure denies (the policy's mode) is the caller's to say, not the verifier's.
+ */
 export interface CompiledAuthorities {
-  /** The ClusterImagePolicy's name. */
+  /** The ClusterImagePolicy's name (`namespace/name` for an ImagePolicy). */
   readonly policy: string;
-  readonly mode: PolicyMode;
+  /**
+   * The cache key of this policy's passes: changes whenever the policy or anything it was
+   * compiled from changes (`CompileContext.revision`; unique to the compile without it).
+   */
+  readonly revision: string;
   readonly authorities: readonly CompiledAuthority[];
   readonly specPolicy: CompiledSpecPolicy | undefined;
   /**
@@ -190,7 +201,7 @@ export async function compileAuthorities(
     cip.spec.policy === undefined ? undefined : await compileSpecPolicy(policy, cip.spec.policy, context);
   return Object.freeze({
     policy,
-    mode: policyModeOf(cip),
+    revision: context.revision?.() ?? `${policy}@${randomUUID()}`,
     authorities: Object.freeze(authorities),
     specPolicy,
     indexSignatures,

@@ -22,6 +22,7 @@ export function compileImagePolicyAuthorities(
     ...(context.trustRoots ? { trustRoots: context.trustRoots } : {}),
     ...(context.engines ? { engines: context.engines } : {}),
     ...(context.formats ? { formats: context.formats } : {}),
+    ...(context.revision ? { revision: context.revision } : {}),
     systemNamespace: namespace,
     lookupSecret: confined(context.lookupSecret),
     lookupConfigMap: confined(context.lookupConfigMap),

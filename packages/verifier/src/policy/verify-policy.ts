@@ -1,7 +1,7 @@
 // One ClusterImagePolicy for one image: every authority verified, combined by `@signet/core`'s
 // `policyVerdict` (any authority passing passes the policy, as in policy-controller), then the
 // spec-level policy (CEL, CUE or Rego) over what matched.
-import { type PolicyVerdict, policyVerdict } from '@signet/core';
+import { combineAuthorities, type PolicyResult } from '@signet/core';
 import type { DiscoveredArtifact } from '../artifacts.js';
 import type { SignatureCheckError } from '../sigstore/errors.js';
 import type { SignerIdentity, VerifiedArtifact } from '../sigstore/verify.js';
@@ -22,8 +22,11 @@ export interface SpecPolicyInputs {
   readonly config?: unknown;
 }
 
-/** One policy's verdict with the per-authority details. Structurally a `@signet/core` `PolicyVerdict`. */
-export type PolicyCheck = PolicyVerdict & { readonly authorities: readonly AuthorityCheck[] };
+/**
+ * One policy's result with the per-authority details: a `@signet/core` `PolicyResult`, which core
+ * joins with its own record of the policy (its mode) into a verdict.
+ */
+export type PolicyCheck = PolicyResult & { readonly authorities: readonly AuthorityCheck[] };
 
 /**
  * Verifies every authority of `compiled` (all of them: the spec-level policy sees every match),
@@ -46,7 +49,7 @@ export async function verifyPolicy(
       verifyAuthority(authority, digest, artifactsFor(authority), elsewhereFor(authority), signal),
     ),
   );
-  const verdict = policyVerdict({ name: compiled.policy, mode: compiled.mode }, authorities);
+  const verdict = combineAuthorities(compiled.policy, authorities);
   const spec = compiled.specPolicy;
   if (!verdict.passed || spec === undefined) return { ...verdict, authorities };
   const outcome = await runProgram(
@@ -67,7 +70,7 @@ export async function verifyPolicy(
   if (outcome.passed) return { ...verdict, authorities };
   const code = outcome.infrastructure ? 'POLICY_ENGINE_FAILED' : 'POLICY_FAILED';
   const failure = failureOf(code, `spec.policy failed: ${outcome.reason}`, outcome.cause);
-  return { policy: compiled.policy, mode: compiled.mode, passed: false, failure, authorities };
+  return { policy: compiled.policy, passed: false, failure, authorities };
 }
 
 /** An input the policy asked for, or `null`: the variable is always bound, so CEL can test it. */

@@ -12,8 +12,8 @@ import { parseReference } from '@signet/core';
 import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VerificationCache } from '../../src/cache.js';
-import { ImageVerifier, type PolicyToVerify } from '../../src/image-verifier.js';
-import { compileAuthorities } from '../../src/policy/compile.js';
+import { ImageVerifier } from '../../src/image-verifier.js';
+import { type CompiledAuthorities, compileAuthorities } from '../../src/policy/compile.js';
 import type { PolicyCheck } from '../../src/policy/verify-policy.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
 import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
@@ -125,7 +125,7 @@ describe("cosign 3's signatures and attestations in either format, under a polic
     signer: Signer,
     evidence: Evidence,
     signatureFormat?: Format,
-  ): Promise<PolicyToVerify> {
+  ): Promise<CompiledAuthorities> {
     const identity =
       signer === 'keyed'
         ? { key: { data: publicKey } }
@@ -145,14 +145,14 @@ describe("cosign 3's signatures and attestations in either format, under a polic
     };
     const cip = clusterImagePolicy([authority], { images: [{ glob: '**' }] }, 'release');
     const root = trustRootFromJSON(sigstore.trustedRoot, { name: 'private' });
-    const compiled = await compileAuthorities(cip, { trustRoots: trustRootResolver([root]) });
-    return { name: 'release', mode: 'enforce', revision: `${Math.random()}`, compiled };
+    const revision = `${Math.random()}`;
+    return compileAuthorities(cip, { trustRoots: trustRootResolver([root]), revision: () => revision });
   }
 
-  async function check(image: string, toVerify: PolicyToVerify): Promise<PolicyCheck> {
+  async function check(image: string, toVerify: CompiledAuthorities): Promise<PolicyCheck> {
     const verifier = new ImageVerifier({ registry, cache: new VerificationCache() });
     const result = await verifier.verifyImage(
-      { path: 'spec.containers[0].image', image, reference: parseReference(image), policies: [toVerify] },
+      { reference: parseReference(image), policies: [toVerify] },
       { signal: new AbortController().signal, deadline: Date.now() + 30_000 },
     );
     return result.checks[0] as PolicyCheck;

@@ -10,8 +10,8 @@ import { parseReference } from '@signet/core';
 import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VerificationCache } from '../../src/cache.js';
-import { ImageVerifier, type PolicyToVerify } from '../../src/image-verifier.js';
-import { compileAuthorities } from '../../src/policy/compile.js';
+import { ImageVerifier } from '../../src/image-verifier.js';
+import { type CompiledAuthorities, compileAuthorities } from '../../src/policy/compile.js';
 import { clusterImagePolicy } from '../support/policies.js';
 import { ensureTestTools, loadTestbed, type Testbed } from '../support/registry-helpers.js';
 
@@ -32,7 +32,7 @@ describe('registry requests of one cold verification (issue 23)', () => {
   const requests: string[] = [];
   let registry: RegistryClient;
   const images = new Map<string, string>();
-  const policies = new Map<Policy, PolicyToVerify>();
+  const policies = new Map<Policy, CompiledAuthorities>();
 
   beforeAll(async () => {
     testbed = await loadTestbed();
@@ -84,7 +84,7 @@ describe('registry requests of one cold verification (issue 23)', () => {
     }
     const compile = async (name: Policy, authorities: unknown[]) => {
       const cip = clusterImagePolicy(authorities, { images: [{ glob: '**' }] }, name);
-      policies.set(name, { name, mode: 'enforce', revision: name, compiled: await compileAuthorities(cip) });
+      policies.set(name, await compileAuthorities(cip, { revision: () => name }));
     };
     await compile('default', [{ key: { data: publicKey } }]);
     await compile('legacy', [{ key: { data: publicKey }, signatureFormat: 'legacy' }]);
@@ -108,10 +108,8 @@ describe('registry requests of one cold verification (issue 23)', () => {
     const before = requests.length;
     const result = await verifier.verifyImage(
       {
-        path: 'spec.containers[0].image',
-        image,
         reference: parseReference(image),
-        policies: policy.map((name) => policies.get(name) as PolicyToVerify),
+        policies: policy.map((name) => policies.get(name) as CompiledAuthorities),
       },
       { signal: new AbortController().signal, deadline: Date.now() + 20_000 },
     );

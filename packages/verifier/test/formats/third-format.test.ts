@@ -14,7 +14,7 @@ import { dispatchFetch, RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodingOf, type FormatQuery, type SignatureFormat } from '../../src/formats/format.js';
 import { SIGNATURE_FORMATS, type SignatureFormats } from '../../src/formats/index.js';
-import { ImageVerifier, type PolicyToVerify } from '../../src/image-verifier.js';
+import { ImageVerifier } from '../../src/image-verifier.js';
 import { compileAuthorities } from '../../src/policy/compile.js';
 import { clusterImagePolicy } from '../support/policies.js';
 import { ensureTestTools, loadTestbed, type Testbed } from '../support/registry-helpers.js';
@@ -101,15 +101,12 @@ describe('a third signature format, registered in one place', () => {
   }
 
   async function verifyPolicy(cip: ClusterImagePolicy, registered?: SignatureFormats) {
-    const policy: PolicyToVerify = {
-      name: 'release',
-      mode: 'enforce',
-      revision: `release@${Math.random()}`,
-      compiled: await compileAuthorities(cip, registered === undefined ? {} : { formats: registered }),
-    };
+    const revision = `release@${Math.random()}`;
+    const formats = registered === undefined ? {} : { formats: registered };
+    const policy = await compileAuthorities(cip, { ...formats, revision: () => revision });
     requests.length = 0;
     const result = await new ImageVerifier({ registry }).verifyImage(
-      { path: 'spec.containers[0].image', image, reference: parseReference(image), policies: [policy] },
+      { reference: parseReference(image), policies: [policy] },
       { signal: AbortSignal.timeout(20_000), deadline: Date.now() + 20_000 },
     );
     const [check] = result.checks;

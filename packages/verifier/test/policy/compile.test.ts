@@ -172,9 +172,25 @@ describe('compiled authorities', () => {
       },
     );
     expect(compiled.authorities.map((a) => a.name)).toEqual(['authority-0', 'b']);
-    expect(compiled).toMatchObject({ policy: 'release', mode: 'enforce', specPolicy: undefined });
+    expect(compiled).toMatchObject({ policy: 'release', specPolicy: undefined });
     expect(Object.isFrozen(compiled)).toBe(true);
     expect(Object.isFrozen(compiled.authorities[0])).toBe(true);
+  });
+
+  it('carry the revision of their passes: the context says it once the compile has read everything, else each compile is its own', async () => {
+    const cip = clusterImagePolicy([{ key: { secretRef: { name: 'keys' } } }]);
+    const read: string[] = [];
+    const lookupSecret = (namespace: string, name: string) => {
+      read.push(`${namespace}/${name}`);
+      return { 'cosign.pub': Buffer.from(KEY_PEM) };
+    };
+    const revision = () => `release:${read.join(',')}`;
+    expect((await compileAuthorities(cip, { lookupSecret, revision })).revision).toBe(
+      'release:cosign-system/keys',
+    );
+    const [first, second] = [await compileAuthorities(cip), await compileAuthorities(cip)];
+    expect(first.revision).toMatch(/^release@/);
+    expect(first.revision).not.toBe(second.revision);
   });
 
   it('read every PEM key inline and every entry of a Secret', async () => {
@@ -396,7 +412,6 @@ describe('compiled authorities', () => {
       }),
       { trustRoots: resolver() },
     );
-    expect(compiled.mode).toBe('warn');
     expect(compiled.specPolicy).toMatchObject({
       includeSpec: true,
       includeObjectMeta: false,

@@ -73,7 +73,6 @@ describe('compileImagePolicyAuthorities', () => {
       everything(),
     );
     expect(compiled.policy).toBe('team-a/ci');
-    expect(compiled.mode).toBe('enforce');
     const [authority] = compiled.authorities;
     expect(authority?.type === 'key' && authority.state.kind).toBe('ready');
   });

@@ -1,6 +1,6 @@
 // Admission-time results: per authority, then per policy, with the messages and classes the
 // webhook shows in its deny responses.
-import { type AuthorityResult, describeCause, type PolicyVerdict } from '@signet/core';
+import { type AuthorityResult, describeCause, type PolicyResult } from '@signet/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FoundArtifact } from '../../src/artifacts.js';
 import { bundleFormat } from '../../src/formats/bundle.js';
@@ -379,7 +379,7 @@ describe('policies', () => {
       { name: 'b', key: { data: RELEASE_PEM } },
     ]);
     const result = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
-    expect(result).toMatchObject({ policy: 'release', mode: 'enforce', passed: true, authority: 'b' });
+    expect(result).toMatchObject({ policy: 'release', passed: true, authority: 'b' });
     expect(result.authorities.map((a) => a.passed)).toEqual([false, true]);
   });
 
@@ -494,7 +494,7 @@ describe('policies', () => {
   it('produce results core accepts as they are', async () => {
     const compiled = await compile([{ key: { data: RELEASE_PEM } }]);
     const result: PolicyCheck = await verifyPolicy(compiled, DIGEST, () => [keyedSignature()]);
-    const verdict: PolicyVerdict = result;
+    const verdict: PolicyResult = result;
     const authorities: readonly AuthorityResult[] = result.authorities;
     expect(verdict.passed && authorities.length).toBe(1);
   });

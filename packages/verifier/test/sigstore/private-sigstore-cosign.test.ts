@@ -9,8 +9,8 @@ import { parseReference } from '@signet/core';
 import { parseClusterImagePolicy } from '@signet/k8s-types';
 import { RegistryClient } from '@signet/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImageVerifier, type PolicyToVerify } from '../../src/image-verifier.js';
-import { compileAuthorities } from '../../src/policy/compile.js';
+import { ImageVerifier } from '../../src/image-verifier.js';
+import { type CompiledAuthorities, compileAuthorities } from '../../src/policy/compile.js';
 import { trustRootResolver } from '../../src/trust/compile.js';
 import { trustRootFromJSON } from '../../src/trust/trusted-root.js';
 import { ensureTestTools, loadTestbed, type Testbed } from '../support/registry-helpers.js';
@@ -76,7 +76,7 @@ describe('keyless cosign signatures from a real private Sigstore', () => {
   async function policy(
     sigstore: Testbed.PrivateSigstore,
     evidence: 'log' | 'timestamp',
-  ): Promise<PolicyToVerify> {
+  ): Promise<CompiledAuthorities> {
     const name = 'private';
     const cip = parseClusterImagePolicy({
       apiVersion: 'policy.sigstore.dev/v1beta1',
@@ -100,17 +100,13 @@ describe('keyless cosign signatures from a real private Sigstore', () => {
       },
     });
     const root = trustRootFromJSON(sigstore.trustedRoot, { name });
-    return {
-      name: 'private-sigstore',
-      mode: 'enforce',
-      revision: `private-sigstore@${++revisions}`,
-      compiled: await compileAuthorities(cip, { trustRoots: trustRootResolver([root]) }),
-    };
+    const revision = `private-sigstore@${++revisions}`;
+    return compileAuthorities(cip, { trustRoots: trustRootResolver([root]), revision: () => revision });
   }
 
-  async function check(image: string, toVerify: PolicyToVerify) {
+  async function check(image: string, toVerify: CompiledAuthorities) {
     const result = await verifier.verifyImage(
-      { path: 'spec.containers[0].image', image, reference: parseReference(image), policies: [toVerify] },
+      { reference: parseReference(image), policies: [toVerify] },
       { signal: new AbortController().signal, deadline: Date.now() + 30_000 },
     );
     return result.checks[0];

@@ -18,13 +18,8 @@ const cip = parseClusterImagePolicy({
     authorities: [{ name: 'release-key', key: { data: await readFile(keyFile, 'utf8') } }],
   },
 });
-const policy = {
-  name: 'release',
-  mode: 'enforce' as const,
-  // The cache key of this policy's passes: change it whenever the policy changes.
-  revision: 'release@1',
-  compiled: await compileAuthorities(cip),
-};
+// Its passes are cached under its revision, new with each compile.
+const policy = await compileAuthorities(cip);
 
 // Once per process: one registry client (connections, tokens) and one cache of passes.
 const verifier = new ImageVerifier({
@@ -32,9 +27,9 @@ const verifier = new ImageVerifier({
   cache: new VerificationCache({ ttlMs: 5 * 60_000 }),
 });
 
-// Per image: never throws; a failure is a verdict whose kind is 'policy' or 'infrastructure'.
+// Per image: never throws; a failure is a result whose kind is 'policy' or 'infrastructure'.
 const result = await verifier.verifyImage(
-  { path: 'spec.containers[0].image', image, reference: parseReference(image), policies: [policy] },
+  { reference: parseReference(image), policies: [policy] },
   { signal: AbortSignal.timeout(10_000), deadline: Date.now() + 10_000 },
 );
 for (const check of result.checks) {
