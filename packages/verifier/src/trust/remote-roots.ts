@@ -12,8 +12,8 @@ import type { NetworkOptions } from '@signet/registry';
 import { OutboundNetwork } from '@signet/registry';
 import type { TrustRootError } from './errors.js';
 import { type LivingRootEvent, LivingTrustRoot } from './living-root.js';
+import { type RemoteRootSpec, remoteRootSpec } from './root-spec.js';
 import type { CompiledTrustRoot } from './trusted-root.js';
-import { remoteRootSpec } from './tuf.js';
 import { TufMetadataCache } from './tuf-cache.js';
 import { httpFiles, type TufClient } from './tuf-client.js';
 
@@ -33,14 +33,6 @@ export interface RemoteTrustRootsOptions {
   readonly retryAfterMs?: number;
   /** Fetches at once, across every root (default 2): each may hold a few MiB in memory and on disk. */
   readonly concurrency?: number;
-}
-
-/** What a remote TrustRoot needs to be fetched: already checked and decoded by the loader. */
-export interface RemoteRootSpec {
-  readonly name: string;
-  readonly mirror: string;
-  readonly root: Buffer;
-  readonly target: string;
 }
 
 export class RemoteTrustRoots {
