@@ -1,6 +1,7 @@
 // One Warning Event per workload that newly fails policy (it was not failing at the previous scan,
 // or in the reports a previous leader left), on the workload itself: `kubectl describe` shows it.
 // Bounded per scan, so a new policy that fails a thousand workloads does not flood the API server.
+import { createWarningEvent } from '../kube/events.js';
 import type { KubeApi } from '../kube/kube-api.js';
 import type { Logger } from '../logger.js';
 import type { ObjectAudit } from './auditor.js';
@@ -61,31 +62,20 @@ export class NonComplianceEvents {
     await Promise.all(
       sent.map(async ([key, workload]) => {
         try {
-          await this.#api.core.createNamespacedEvent(
-            {
+          await createWarningEvent(this.#api, {
+            namespace: workload.namespace,
+            involved: {
+              apiVersion: API_VERSIONS[workload.kind] ?? 'v1',
+              kind: workload.kind,
+              name: workload.name,
               namespace: workload.namespace,
-              body: {
-                apiVersion: 'v1',
-                kind: 'Event',
-                metadata: { generateName: `${workload.name}.` },
-                involvedObject: {
-                  apiVersion: API_VERSIONS[workload.kind] ?? 'v1',
-                  kind: workload.kind,
-                  name: workload.name,
-                  namespace: workload.namespace,
-                  ...(workload.uid ? { uid: workload.uid } : {}),
-                },
-                reason: NON_COMPLIANT_REASON,
-                message: workload.message.slice(0, 1024),
-                type: 'Warning',
-                source: { component: 'signet-audit' },
-                firstTimestamp: at,
-                lastTimestamp: at,
-                count: 1,
-              },
+              ...(workload.uid ? { uid: workload.uid } : {}),
             },
-            this.#api.deadline(5000),
-          );
+            reason: NON_COMPLIANT_REASON,
+            message: workload.message,
+            component: 'signet-audit',
+            at,
+          });
         } catch (error) {
           this.#logger.warn({ err: error, workload: key }, 'could not record a non-compliance Event');
         }

@@ -10,6 +10,41 @@ export interface InvolvedObject {
   readonly uid?: string;
 }
 
+/** One Warning Event as Signet writes them: on `involved`, in `namespace`, said once at `at`. */
+export interface WarningEvent {
+  readonly namespace: string;
+  readonly involved: InvolvedObject;
+  readonly reason: string;
+  /** Cut to 1,024 characters (the API server refuses longer ones). */
+  readonly message: string;
+  /** `source.component`: `signet`, or `signet-audit` for the background scan. */
+  readonly component: string;
+  readonly at: Date;
+}
+
+/** Creates a Warning Event, within 5 s; rejects as the API call does (callers log and go on). */
+export async function createWarningEvent(api: KubeApi, event: WarningEvent): Promise<void> {
+  await api.core.createNamespacedEvent(
+    {
+      namespace: event.namespace,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `${event.involved.name}.`, namespace: event.namespace },
+        involvedObject: { ...event.involved },
+        reason: event.reason,
+        message: event.message.slice(0, 1024),
+        type: 'Warning',
+        source: { component: event.component },
+        firstTimestamp: event.at,
+        lastTimestamp: event.at,
+        count: 1,
+      },
+    },
+    api.deadline(5000),
+  );
+}
+
 /**
  * Reports problems with policy objects as Kubernetes Events on the object (`kubectl describe cip
  * NAME` shows them). Events of cluster-scoped objects live in `default`, those of an ImagePolicy
@@ -36,25 +71,14 @@ export class PolicyEventRecorder {
     this.#last.set(key, message);
     const now = new Date();
     try {
-      await this.#api.core.createNamespacedEvent(
-        {
-          namespace: object.namespace ?? 'default',
-          body: {
-            apiVersion: 'v1',
-            kind: 'Event',
-            metadata: { generateName: `${object.name}.` },
-            involvedObject: { ...object },
-            reason,
-            message: message.slice(0, 1024),
-            type: 'Warning',
-            source: { component: this.#component },
-            firstTimestamp: now,
-            lastTimestamp: now,
-            count: 1,
-          },
-        },
-        this.#api.deadline(5000),
-      );
+      await createWarningEvent(this.#api, {
+        namespace: object.namespace ?? 'default',
+        involved: object,
+        reason,
+        message,
+        component: this.#component,
+        at: now,
+      });
     } catch (error) {
       this.#logger.warn({ err: error, object: key }, 'could not record an Event');
     }

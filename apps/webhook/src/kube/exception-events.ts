@@ -7,6 +7,7 @@
 import type { AdmissionRequest } from '@signet/k8s-types';
 import type { ExceptionUse } from '../admission/admission-service.js';
 import type { Logger } from '../logger.js';
+import { createWarningEvent, type InvolvedObject as EventObject } from './events.js';
 import type { KubeApi } from './kube-api.js';
 
 export interface ExceptionEventsOptions {
@@ -21,12 +22,9 @@ export interface ExceptionEventsOptions {
   readonly now?: () => number;
 }
 
-interface InvolvedObject {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
+/** An exception's Events are in the namespace of the object that used it. */
+interface InvolvedObject extends EventObject {
   readonly namespace: string;
-  readonly uid?: string;
 }
 
 const MINUTE_MS = 60_000;
@@ -91,25 +89,14 @@ export class ExceptionEvents {
     const message = `${what} admitted: ${images}: exempted by ImagePolicyException ${exception} until ${expires} (${reason})`;
     const now = new Date(this.#now());
     try {
-      await api.core.createNamespacedEvent(
-        {
-          namespace: involved.namespace,
-          body: {
-            apiVersion: 'v1',
-            kind: 'Event',
-            metadata: { generateName: `${involved.name}.`, namespace: involved.namespace },
-            involvedObject: { ...involved },
-            reason: 'PolicyExempted',
-            message: message.slice(0, 1024),
-            type: 'Warning',
-            source: { component: 'signet' },
-            firstTimestamp: now,
-            lastTimestamp: now,
-            count: 1,
-          },
-        },
-        api.deadline(5000),
-      );
+      await createWarningEvent(api, {
+        namespace: involved.namespace,
+        involved,
+        reason: 'PolicyExempted',
+        message,
+        component: 'signet',
+        at: now,
+      });
     } catch (error) {
       logger.warn({ err: error, exception }, 'could not record the Event of an exception use');
     }

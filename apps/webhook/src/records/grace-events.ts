@@ -3,6 +3,7 @@
 // without the registry, on a record how old. One Event per owner, image and policy per 10 minutes
 // (a drain of 100 replicas is not 100 Events), at most 4 writes at once and 256 waiting; the
 // admission never waits for them.
+import { createWarningEvent } from '../kube/events.js';
 import type { KubeApi } from '../kube/kube-api.js';
 import type { Logger } from '../logger.js';
 
@@ -67,25 +68,14 @@ export class GraceEvents {
   async #write(event: GraceEvent): Promise<void> {
     const at = new Date(this.#now());
     try {
-      await this.#api.core.createNamespacedEvent(
-        {
-          namespace: event.namespace,
-          body: {
-            apiVersion: 'v1',
-            kind: 'Event',
-            metadata: { generateName: `${event.owner.name}.` },
-            involvedObject: { ...event.owner, namespace: event.namespace },
-            reason: GRACE_EVENT_REASON,
-            message: event.message.slice(0, 1024),
-            type: 'Warning',
-            source: { component: 'signet' },
-            firstTimestamp: at,
-            lastTimestamp: at,
-            count: 1,
-          },
-        },
-        this.#api.deadline(5_000),
-      );
+      await createWarningEvent(this.#api, {
+        namespace: event.namespace,
+        involved: { ...event.owner, namespace: event.namespace },
+        reason: GRACE_EVENT_REASON,
+        message: event.message,
+        component: 'signet',
+        at,
+      });
     } catch (error) {
       this.#logger.warn(
         { err: error, owner: `${event.owner.kind}/${event.owner.name}` },
