@@ -4,6 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { runCommand } from '@signet/testbed';
+import { createCertificateAuthority, type IssuedCertificate, issueClientCertificate } from '@signet/webhook';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { startAdmissionProbe } from '../src/kind/admission-probe.ts';
 import { type KindCluster, startKindCluster } from '../src/kind/kind-cluster.ts';
@@ -60,7 +61,7 @@ if (unavailable !== undefined) {
 
 interface PodStatus {
   metadata: { name: string; labels?: Record<string, string> };
-  spec: { nodeName?: string; containers: { image: string }[] };
+  spec: { nodeName?: string; containers: { image: string; args?: string[] }[] };
   status: {
     phase?: string;
     containerStatuses?: {
@@ -90,6 +91,7 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
   let cluster: KindCluster | undefined;
   let images: KindTestImages;
   let publicKeyPem: string;
+  let webhookClientCa: IssuedCertificate;
   let failed = false;
   const kind = (): KindCluster => {
     if (!cluster) throw new Error('the kind cluster did not start');
@@ -132,7 +134,20 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
 
   beforeAll(async () => {
     const started = Date.now();
-    cluster = await startKindCluster({ onProgress: log });
+    // The API server presents this certificate to Signet's Service whenever Signet asks for one
+    // (the mutual-TLS scenario turns that on; until then Signet asks nobody).
+    webhookClientCa = await createCertificateAuthority('kube-apiserver-webhook-client-ca', 1);
+    const apiServerClient = await issueClientCertificate(webhookClientCa, 'kube-apiserver', 1);
+    cluster = await startKindCluster({
+      onProgress: log,
+      webhookClientCertificates: [
+        {
+          address: `${SIGNET_DEPLOYMENT}.${SIGNET_NAMESPACE}.svc`,
+          cert: apiServerClient.cert,
+          key: apiServerClient.key,
+        },
+      ],
+    });
     try {
       images = await prepareKindTestImages(cluster, { onProgress: (line) => log(`images: ${line}`) });
       publicKeyPem = await readFile(images.key.publicKey, 'utf8');
@@ -1237,6 +1252,119 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
         '--container=debug-unsigned',
       ]);
       expect(deniedByWebhook(unsigned), unsigned.stderr).toBe(true);
+    });
+
+    // Last: it leaves Signet requiring client certificates (docs/operations.md, "Mutual TLS with
+    // the API server"; the cluster's API server was started with the AdmissionConfiguration).
+    it('mutual TLS: required, the API server presents its certificate and no admission fails; a caller without one is refused in TLS', async () => {
+      const started = Date.now();
+      const cluster = kind();
+      const namespace = 'mtls';
+      await createNamespace(cluster, namespace, { [INCLUDE_LABEL]: 'true' });
+      const caFile = join(cluster.runDir, 'webhook-client-ca.crt');
+      await writeFile(caFile, webhookClientCa.cert);
+      must(
+        await cluster.kubectl([
+          'create',
+          'configmap',
+          'signet-client-ca',
+          '-n',
+          SIGNET_NAMESPACE,
+          `--from-file=ca.crt=${caFile}`,
+        ]),
+      );
+      const before = await deployed().pods();
+      // Pods created all along: each is reviewed by Signet, first without, then with the CA.
+      const probe = startAdmissionProbe(cluster, { namespace, image: images.signed, prefix: 'mtls' });
+      try {
+        await deployed().helm([
+          'upgrade',
+          SIGNET_RELEASE,
+          signetChartDir(),
+          '--namespace',
+          SIGNET_NAMESPACE,
+          '--reuse-values',
+          '--set=tls.clientAuth.configMap=signet-client-ca',
+          '--set=tls.clientAuth.mode=required',
+          '--wait',
+          '--timeout=4m',
+        ]);
+        must(
+          await cluster.kubectl(
+            [
+              'rollout',
+              'status',
+              `deployment/${SIGNET_DEPLOYMENT}`,
+              '-n',
+              SIGNET_NAMESPACE,
+              '--timeout=240s',
+            ],
+            { timeoutMs: 250_000 },
+          ),
+        );
+        await poll('the replaced Signet Pods to be gone', 90_000, async () => {
+          const left = (await deployed().pods()).filter((pod) => before.includes(pod));
+          return left.length === 0 ? true : `still there: ${left.join(', ')}`;
+        });
+        // Reviews by the new replicas only, which refuse any caller without the certificate.
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+      } finally {
+        const attempts = await probe.stop();
+        const failures = attempts.filter((a) => !a.ok);
+        log(
+          `mtls: ${attempts.length} Pod creates while Signet turned client certificates on, ${failures.length} failed`,
+        );
+        expect(failures.map((f) => `${f.pod}: ${f.error}`)).toEqual([]);
+        expect(attempts.length).toBeGreaterThanOrEqual(10);
+      }
+      const unsigned = await cluster.kubectl([
+        'run',
+        'unsigned',
+        '-n',
+        namespace,
+        `--image=${images.unsigned}`,
+        '--restart=Never',
+      ]);
+      expect(deniedByWebhook(unsigned), unsigned.stderr).toBe(true);
+
+      const replicas = await pods(SIGNET_NAMESPACE, SIGNET_SELECTOR);
+      const metric = async (pod: string, pattern: RegExp) => {
+        const result = await cluster.kubectl([
+          'get',
+          '--raw',
+          `/api/v1/namespaces/${SIGNET_NAMESPACE}/pods/${pod}:8080/proxy/metrics`,
+        ]);
+        must(result);
+        const match = pattern.exec(result.stdout);
+        return match ? Number(match[1]) : 0;
+      };
+      const verified = /^signet_admission_connections_total\{client="verified"\} (\d+)/m;
+      const anonymous = /^signet_admission_connections_total\{client="anonymous"\} (\d+)/m;
+      const refused = /^signet_admission_connections_refused_total\{reason="client-certificate"\} (\d+)/m;
+      let verifiedConnections = 0;
+      for (const pod of replicas) {
+        expect(pod.spec.containers[0]?.args ?? [], pod.metadata.name).toContain('--client-auth=required');
+        verifiedConnections += await metric(pod.metadata.name, verified);
+        // Every connection to the admission port came from the API server, with its certificate.
+        expect(await metric(pod.metadata.name, anonymous), pod.metadata.name).toBe(0);
+      }
+      expect(verifiedConnections, 'connections from the API server with its certificate').toBeGreaterThan(0);
+
+      // A caller without the certificate: the API server's pod proxy, which presents none.
+      const target = replicas[0]?.metadata.name ?? '';
+      const refusedBefore = await metric(target, refused);
+      const anonymousCall = await reachFromApiServer(
+        cluster,
+        { namespace: SIGNET_NAMESPACE, name: target },
+        ADMISSION_PORT,
+        /no such endpoint: GET \//,
+      );
+      expect(anonymousCall.reach, anonymousCall.output).not.toBe('connected');
+      expect(anonymousCall.output).toMatch(/certificate required/);
+      expect(await metric(target, refused)).toBeGreaterThan(refusedBefore);
+      log(
+        `mtls: done in ${Math.round((Date.now() - started) / 1000)}s; ${verifiedConnections} verified connections; a caller without a certificate: ${anonymousCall.output.split('\n').pop()}`,
+      );
     });
   });
 });

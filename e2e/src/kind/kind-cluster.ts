@@ -2,7 +2,7 @@
 // control-plane node (schedulable) and one worker, so Pods really run, move and drain; a registry
 // container on the cluster's network that the nodes pull from over plain HTTP.
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   createRunDir,
@@ -34,14 +34,93 @@ export interface KindCluster extends TestCluster {
   nodeNames(): Promise<string[]>;
 }
 
+/**
+ * A client certificate the API server presents when it calls the webhook at `address`: the
+ * Service's `<service>.<namespace>.svc` (port 443), or `host:port` for a webhook registered by URL.
+ */
+export interface WebhookClientCertificate {
+  readonly address: string;
+  /** PEM. */
+  readonly cert: string;
+  /** PEM, unencrypted. */
+  readonly key: string;
+}
+
 export interface StartKindOptions {
   readonly onProgress?: (line: string) => void;
   /** Keep the run directory after `stop()` (logs, kubeconfig); default `SIGNET_E2E_KEEP=1`. */
   readonly keepRunDir?: boolean;
+  /**
+   * Given to kube-apiserver through an AdmissionConfiguration (docs/operations.md, "Mutual TLS
+   * with the API server"): it presents each when a webhook at that address asks for one.
+   */
+  readonly webhookClientCertificates?: readonly WebhookClientCertificate[];
 }
 
-/** The kind configuration: what differs from kind's defaults, and why. */
-function kindConfig(apiServerPort: number, etcdImageTag: string): string {
+/** Where the control-plane node has the API server's admission files (read-only). */
+const ADMISSION_DIR = '/etc/kubernetes/signet';
+
+/**
+ * The API server's AdmissionConfiguration for both webhook plugins and the kubeconfig it names
+ * (a user per webhook address), written to `dir` on the host, which the control-plane node mounts
+ * at ADMISSION_DIR.
+ */
+async function writeAdmissionFiles(dir: string, clients: readonly WebhookClientCertificate[]): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    users: clients.map((client) => ({
+      name: client.address,
+      user: {
+        'client-certificate-data': Buffer.from(client.cert).toString('base64'),
+        'client-key-data': Buffer.from(client.key).toString('base64'),
+      },
+    })),
+  };
+  const plugin = (name: string) => ({
+    name,
+    configuration: {
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'WebhookAdmissionConfiguration',
+      kubeConfigFile: `${ADMISSION_DIR}/webhook-kubeconfig.yaml`,
+    },
+  });
+  await writeFile(join(dir, 'webhook-kubeconfig.yaml'), stringify(kubeconfig), { mode: 0o600 });
+  await writeFile(
+    join(dir, 'admission-configuration.yaml'),
+    stringify({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AdmissionConfiguration',
+      plugins: [plugin('ValidatingAdmissionWebhook'), plugin('MutatingAdmissionWebhook')],
+    }),
+  );
+}
+
+/**
+ * The kind configuration: what differs from kind's defaults, and why. With `admissionDir`, the
+ * control-plane node mounts it and kubeadm starts kube-apiserver with its AdmissionConfiguration
+ * (kind merges `extraArgs` into its own list).
+ */
+function kindConfig(apiServerPort: number, etcdImageTag: string, admissionDir?: string): string {
+  const apiServer = admissionDir
+    ? {
+        apiServer: {
+          extraArgs: [
+            { name: 'admission-control-config-file', value: `${ADMISSION_DIR}/admission-configuration.yaml` },
+          ],
+          extraVolumes: [
+            {
+              name: 'signet-admission',
+              hostPath: ADMISSION_DIR,
+              mountPath: ADMISSION_DIR,
+              readOnly: true,
+              pathType: 'Directory',
+            },
+          ],
+        },
+      }
+    : {};
   const config = {
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
@@ -56,12 +135,15 @@ function kindConfig(apiServerPort: number, etcdImageTag: string): string {
         role: 'control-plane',
         // Schedulable: with the worker, two nodes for Signet's two replicas and for a drain.
         kubeadmConfigPatches: [stringify({ kind: 'InitConfiguration', nodeRegistration: { taints: [] } })],
+        ...(admissionDir
+          ? { extraMounts: [{ hostPath: admissionDir, containerPath: ADMISSION_DIR, readOnly: true }] }
+          : {}),
       },
       { role: 'worker' },
     ],
     kubeadmConfigPatches: [
       // kubeadm 1.36 defaults to an older etcd than the testbed's pin.
-      stringify({ kind: 'ClusterConfiguration', etcd: { local: { imageTag: etcdImageTag } } }),
+      stringify({ kind: 'ClusterConfiguration', etcd: { local: { imageTag: etcdImageTag } }, ...apiServer }),
       // These machines run cgroup v1, which kubelet 1.35+ refuses unless told otherwise.
       stringify({ kind: 'KubeletConfiguration', failCgroupV1: false }),
     ],
@@ -126,7 +208,13 @@ export async function startKindCluster(options: StartKindOptions = {}): Promise<
   };
   try {
     const configFile = join(runDir, 'kind.yaml');
-    await writeFile(configFile, kindConfig(await freePortInRange('127.0.0.1'), nodeImage.etcdImageTag));
+    const clients = options.webhookClientCertificates ?? [];
+    const admissionDir = clients.length > 0 ? join(runDir, 'apiserver-admission') : undefined;
+    if (admissionDir) await writeAdmissionFiles(admissionDir, clients);
+    await writeFile(
+      configFile,
+      kindConfig(await freePortInRange('127.0.0.1'), nodeImage.etcdImageTag, admissionDir),
+    );
     const started = Date.now();
     report(`kind: creating cluster ${name} (2 nodes, ${nodeImage.reference})`);
     const heartbeat = setInterval(
