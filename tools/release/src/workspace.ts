@@ -110,16 +110,12 @@ export async function copyWorkspace(root: string, dest: string): Promise<void> {
     await copyFile(from, to);
     await chmod(to, info.mode & 0o777);
   }
-  const git = (args: readonly string[]) =>
-    runCommand(
-      'git',
-      ['-c', 'user.name=Signet release test', '-c', 'user.email=release@signet.invalid', ...args],
-      {
-        cwd: dest,
-        timeoutMs: 120_000,
-      },
-    );
+  const git = (args: readonly string[]) => runCommand('git', args, { cwd: dest, timeoutMs: 120_000 });
   await git(['init', '--quiet', '--initial-branch=main']);
+  // A maintainer's clone has an identity; `changeset publish` tags with `git tag -m` (annotated),
+  // which needs one too, and a fresh machine has no ~/.gitconfig to give it.
+  await git(['config', 'user.name', 'Signet release test']);
+  await git(['config', 'user.email', 'release@signet.invalid']);
   await git(['add', '--all']);
   await git(['commit', '--quiet', '--no-verify', '--message', 'the working tree to release']);
   await runCommand('pnpm', ['install', '--frozen-lockfile', '--offline'], {
