@@ -16,6 +16,9 @@ export default async () => {
     'oci-registry',
     'helm',
     'helm4',
+    // the private Sigstore of the cosign 3 and GitHub-style trust scenarios (and kind's two teams)
+    'fulcio',
+    'timestamp-authority',
     ...(kind ? KIND_TOOL_NAMES : []),
   ];
   await prepareTestPrerequisites('prepare', {

@@ -5,7 +5,17 @@ import { prepareTestPrerequisites } from '@signet/testbed';
 
 export default () =>
   prepareTestPrerequisites('prepare', {
-    tools: ['crane', 'cosign', 'registry', 'oci-registry', 'forward-proxy'],
+    tools: [
+      'crane',
+      'cosign',
+      'registry',
+      'oci-registry',
+      'forward-proxy',
+      // the private Sigstore (keyless with cosign 3, GitHub-style trust)
+      'fulcio',
+      'timestamp-authority',
+      'rekor-server',
+    ],
     python: ['moto', 'tuf'],
     sourceModules: ['policy-controller'],
   });

@@ -3,5 +3,15 @@ import { prepareTestPrerequisites } from '../src/prepare.ts';
 
 export default () =>
   prepareTestPrerequisites('prepare', {
-    tools: ['crane', 'cosign', 'registry', 'oci-registry', 'forward-proxy'],
+    tools: [
+      'crane',
+      'cosign',
+      'registry',
+      'oci-registry',
+      'forward-proxy',
+      // the private Sigstore of test/private-sigstore.test.ts
+      'fulcio',
+      'timestamp-authority',
+      'rekor-server',
+    ],
   });

@@ -418,11 +418,15 @@ describe('modes, no match, mutation and timeouts', () => {
       'validate',
       '2s',
     );
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(answer.allowed).toBe(false);
     expect(answer.status?.message).toMatch(
       /policy "release" \(enforce\): infrastructure failure: verification timed out after 1\.\ds/,
     );
+    // Signet's own time from request to answer is inside the API server's 2 s. The test's client,
+    // on the same two busy cores, may read the answer a little later (2,028 ms once, in a cold CI
+    // run while Go tools were built beside it), and it waits at most 3 s.
+    expect(lastLogFor(answer.uid)?.durationMs).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(3000);
     // said once, not again as its own cause
     expect(answer.status?.message?.match(/timed out/g)).toHaveLength(1);
     expect(lastLogFor(answer.uid)).toMatchObject({ decision: 'denied', rule: 'infrastructure' });
