@@ -2,7 +2,12 @@
 // control plane, registries, crane, cosign, helm 3 and 4, the upstream CRDs and policies the chart
 // and migration tests read, and, when a Docker engine that can run kind answers, the kind suite's
 // tools (its node image is built by the suite itself, or beforehand by .ci/run).
-import { KIND_TOOL_NAMES, prepareTestPrerequisites, type ToolName } from '@signet/testbed';
+import {
+  KIND_TOOL_NAMES,
+  PRIVATE_SIGSTORE_TOOLS,
+  prepareTestPrerequisites,
+  type ToolName,
+} from '@signet/testbed';
 import { LOCAL_CLUSTER_TOOLS } from '../src/cluster/local-cluster.ts';
 import { kindUnavailableReason } from '../src/kind/preflight.ts';
 
@@ -16,9 +21,8 @@ export default async () => {
     'oci-registry',
     'helm',
     'helm4',
-    // the private Sigstore of the cosign 3 and GitHub-style trust scenarios (and kind's two teams)
-    'fulcio',
-    'timestamp-authority',
+    // the cosign 3 and GitHub-style trust scenarios, kind's two teams
+    ...PRIVATE_SIGSTORE_TOOLS,
     ...(kind ? KIND_TOOL_NAMES : []),
   ];
   await prepareTestPrerequisites('prepare', {

@@ -20,7 +20,6 @@ import {
   deployKindSignet,
   type KindSignet,
   SIGNET_DEPLOYMENT,
-  SIGNET_RELEASE,
   SIGNET_SELECTOR,
 } from '../src/kind/kind-signet.ts';
 import {
@@ -38,7 +37,7 @@ import { kindUnavailableReason } from '../src/kind/preflight.ts';
 import { blocked, type PodRef, reachFromApiServer, reachFromPod } from '../src/kind/reachability.ts';
 import { prepareTwoTeams, TEAM_A, TEAM_B } from '../src/kind/two-teams.ts';
 import { type NaiveWebhook, startNaiveWebhook } from '../src/naive-webhook.ts';
-import { createNamespace, deniedByWebhook, must, poll, signetChartDir } from '../src/scenarios/kube.ts';
+import { createNamespace, deniedByWebhook, must, poll } from '../src/scenarios/kube.ts';
 import { keyPolicy, selfVerificationPolicy } from '../src/scenarios/policies.ts';
 import { DEPLOYMENT_CONTROLLER_USER, INCLUDE_LABEL, runRolloutScenario } from '../src/scenarios/rollout.ts';
 import { KEY_POLICY } from '../src/scenarios/signet-environment.ts';
@@ -314,7 +313,7 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
 
         // (c) A wrong list (TEST-NET-1): the API server cannot open a connection to the worker's
         // replica; the replica beside it still answers, which hides the mistake from half the calls.
-        await setNetworkPolicy(cluster, deployed(), { enabled: true, apiServerCIDRs: ['192.0.2.1/32'] });
+        await setNetworkPolicy(deployed(), { enabled: true, apiServerCIDRs: ['192.0.2.1/32'] });
         await poll('the policy enforced for every client', 30_000, async () => {
           const open = (await fromClients()).filter(({ result }) => !blocked(result));
           return open.length === 0
@@ -332,7 +331,7 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
         );
 
         // The right list: the control-plane node's address, where the API server runs.
-        await setNetworkPolicy(cluster, deployed(), {
+        await setNetworkPolicy(deployed(), {
           enabled: true,
           apiServerCIDRs: [`${controlPlane.ip}/32`],
         });
@@ -394,7 +393,7 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
         expect(scaleDowns.every((a) => a.decision === 'allowed')).toBe(true);
       } finally {
         // Off again (the default): every Pod reaches the admission port as before.
-        await setNetworkPolicy(cluster, deployed(), { enabled: false, apiServerCIDRs: [] });
+        await setNetworkPolicy(deployed(), { enabled: false, apiServerCIDRs: [] });
       }
       expect(
         (await cluster.getJson<{ items: unknown[] }>(['networkpolicies', '-n', SIGNET_NAMESPACE])).items,
@@ -909,20 +908,7 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
         await cluster.registry.stop();
         // Signet restarted during the outage, with a short cache TTL so that the records are
         // older than it: only stale-if-error admits from now on (empty memory caches, registry down).
-        await deployed().helm(
-          [
-            'upgrade',
-            SIGNET_RELEASE,
-            signetChartDir(),
-            '--namespace',
-            SIGNET_NAMESPACE,
-            '--reuse-values',
-            '--set=verification.cacheTTL=10s',
-            '--wait',
-            '--timeout=4m',
-          ],
-          300_000,
-        );
+        await deployed().upgrade({ verification: { cacheTTL: '10s' } });
         step('Signet restarted');
 
         // Grace period 0: the drain is stuck on the PodDisruptionBudgets (Signet's and the naive one's).
@@ -1277,18 +1263,9 @@ describe.skipIf(unavailable !== undefined)('kind: real Pods, Signet from its ima
       // Pods created all along: each is reviewed by Signet, first without, then with the CA.
       const probe = startAdmissionProbe(cluster, { namespace, image: images.signed, prefix: 'mtls' });
       try {
-        await deployed().helm([
-          'upgrade',
-          SIGNET_RELEASE,
-          signetChartDir(),
-          '--namespace',
-          SIGNET_NAMESPACE,
-          '--reuse-values',
-          '--set=tls.clientAuth.configMap=signet-client-ca',
-          '--set=tls.clientAuth.mode=required',
-          '--wait',
-          '--timeout=4m',
-        ]);
+        await deployed().upgrade({
+          tls: { clientAuth: { configMap: 'signet-client-ca', mode: 'required' } },
+        });
         must(
           await cluster.kubectl(
             [

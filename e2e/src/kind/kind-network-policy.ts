@@ -2,9 +2,7 @@
 // operator would), the addresses the API server connects from, and Pods to try from. The node
 // image's network plugin enforces NetworkPolicy (kube-router's firewall beside kindnetd; see
 // @signet/testbed's kindnet manifest).
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { must, poll, signetChartDir } from '../scenarios/kube.js';
+import { must, poll } from '../scenarios/kube.js';
 import { SIGNET_NAMESPACE } from '../signet-webhook.js';
 import type { KindCluster } from './kind-cluster.js';
 import { type KindSignet, SIGNET_RELEASE, SIGNET_SELECTOR } from './kind-signet.js';
@@ -52,24 +50,10 @@ export async function waitForNetworkPolicyAgent(cluster: KindCluster): Promise<v
  * unchanged, so nothing restarts.
  */
 export async function setNetworkPolicy(
-  cluster: KindCluster,
   signet: KindSignet,
   networkPolicy: Record<string, unknown>,
 ): Promise<void> {
-  const file = join(cluster.runDir, 'network-policy-values.json');
-  await writeFile(file, JSON.stringify({ networkPolicy }));
-  await signet.helm([
-    'upgrade',
-    SIGNET_RELEASE,
-    signetChartDir(),
-    '--namespace',
-    SIGNET_NAMESPACE,
-    '--reuse-values',
-    '-f',
-    file,
-    '--wait',
-    '--timeout=2m',
-  ]);
+  await signet.upgrade({ networkPolicy });
 }
 
 /** Signet's running Pods with their node and Pod IP. */

@@ -28,6 +28,11 @@ export interface KindSignet extends DeployedSignet {
   pods(): Promise<string[]>;
   /** `helm <args>` against the cluster. */
   helm(args: readonly string[], timeoutMs?: number): Promise<string>;
+  /**
+   * `helm upgrade` of Signet's release with `values` over the ones it has (`--reuse-values`), as an
+   * operator changes one setting; waits until the Deployment is rolled out.
+   */
+  upgrade(values: Record<string, unknown>): Promise<void>;
 }
 
 /**
@@ -136,6 +141,25 @@ export async function deployKindSignet(
     admissions,
     pods,
     helm,
+    upgrade: async (values) => {
+      const file = join(cluster.runDir, `values-${Date.now()}.json`);
+      await writeFile(file, JSON.stringify(values));
+      await helm(
+        [
+          'upgrade',
+          SIGNET_RELEASE,
+          signetChartDir(),
+          '--namespace',
+          SIGNET_NAMESPACE,
+          '--reuse-values',
+          '-f',
+          file,
+          '--wait',
+          '--timeout=4m',
+        ],
+        300_000,
+      );
+    },
     stop: async () => {
       await admissions().catch(() => undefined);
       await helm(['uninstall', SIGNET_RELEASE, '--namespace', SIGNET_NAMESPACE, '--wait'], 120_000).catch(

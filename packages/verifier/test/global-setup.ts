@@ -1,7 +1,7 @@
 // Builds and installs what this package's tests run before the first test starts, not inside a
 // test's timeout: both registries, crane, cosign and the forward proxy, moto (STS, ECR) and
 // python-tuf (TUF repositories), and policy-controller's own policies and test data.
-import { prepareTestPrerequisites } from '@signet/testbed';
+import { PRIVATE_SIGSTORE_TOOLS, prepareTestPrerequisites } from '@signet/testbed';
 
 export default () =>
   prepareTestPrerequisites('prepare', {
@@ -11,10 +11,8 @@ export default () =>
       'registry',
       'oci-registry',
       'forward-proxy',
-      // the private Sigstore (keyless with cosign 3, GitHub-style trust)
-      'fulcio',
-      'timestamp-authority',
-      'rekor-server',
+      // keyless with cosign 3, GitHub-style trust
+      ...PRIVATE_SIGSTORE_TOOLS,
     ],
     python: ['moto', 'tuf'],
     sourceModules: ['policy-controller'],

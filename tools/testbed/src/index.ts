@@ -103,6 +103,7 @@ export {
   workflowClaims,
 } from './sigstore/oidc-issuer.js';
 export {
+  PRIVATE_SIGSTORE_TOOLS,
   type PrivateSigstore,
   type SigstoreFiles,
   type StartPrivateSigstoreOptions,

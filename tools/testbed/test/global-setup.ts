@@ -1,5 +1,6 @@
 // Builds what this package's tests run before the first test starts, not inside a test's timeout.
 import { prepareTestPrerequisites } from '../src/prepare.ts';
+import { PRIVATE_SIGSTORE_TOOLS } from '../src/sigstore/private-sigstore.ts';
 
 export default () =>
   prepareTestPrerequisites('prepare', {
@@ -9,9 +10,7 @@ export default () =>
       'registry',
       'oci-registry',
       'forward-proxy',
-      // the private Sigstore of test/private-sigstore.test.ts
-      'fulcio',
-      'timestamp-authority',
-      'rekor-server',
+      // test/private-sigstore.test.ts
+      ...PRIVATE_SIGSTORE_TOOLS,
     ],
   });

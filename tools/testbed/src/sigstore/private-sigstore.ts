@@ -7,10 +7,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ToolProgress } from '../go-build.js';
 import type { ProcessGroup } from '../process.js';
+import type { ToolName } from '../tools.js';
 import { type Fulcio, type IssuerType, startFulcio } from './fulcio.js';
 import { type OidcIssuer, startOidcIssuer } from './oidc-issuer.js';
 import { type Rekor, startRekor } from './rekor.js';
 import { startTimestampAuthority, type TimestampAuthority } from './timestamp-authority.js';
+
+/** The programs a private Sigstore runs: for test set-ups that build them before the first test. */
+export const PRIVATE_SIGSTORE_TOOLS: readonly ToolName[] = ['fulcio', 'timestamp-authority', 'rekor-server'];
 
 export interface StartPrivateSigstoreOptions {
   readonly group: ProcessGroup;
